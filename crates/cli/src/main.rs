@@ -1,0 +1,2 @@
+//! The `flashbuf` command-line tool.
+fn main() {}

@@ -1,0 +1,144 @@
+//! The device contract shared by every simulated (and real) device.
+
+use serde::Serialize;
+
+/// Simulated time in nanoseconds.
+pub type Nanos = u64;
+
+/// What a device can report as going wrong. A device never panics on host input.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DeviceError {
+    /// The host addressed a page outside `0..logical_pages()`.
+    #[error("page {page} is outside the device's logical space of {logical_pages} pages")]
+    OutOfRange {
+        /// The page asked for.
+        page: u64,
+        /// The device's logical capacity in pages.
+        logical_pages: u64,
+    },
+    /// A block reached its erase endurance and the translation layer could not avoid it.
+    #[error("flash block {block} is worn out after {erases} erases")]
+    WornOut {
+        /// Physical block number.
+        block: u64,
+        /// Erase count reached.
+        erases: u64,
+    },
+    /// A read returned a different version than the last one written (integrity checking).
+    #[error("integrity violation: page {page} returned version {got}, expected {expected}")]
+    Integrity {
+        /// Logical page.
+        page: u64,
+        /// Version last written by the host.
+        expected: u64,
+        /// Version the device returned.
+        got: u64,
+    },
+    /// The configuration cannot work (zero pages, too little spare space for GC, ...).
+    #[error("invalid device configuration: {0}")]
+    Config(String),
+    /// The device has no free space left to serve a write (should be prevented by configuration).
+    #[error("device is out of free space: {0}")]
+    NoSpace(String),
+}
+
+/// Counters every device keeps. Devices that have no notion of a counter leave it at zero; the
+/// ideal device, for instance, never erases.
+///
+/// Definitions: *host* counters count the requests the device received; *flash* counters count
+/// the NAND operations it performed (including garbage collection and merges). `time_ns` is the
+/// sum of simulated latencies of all operations.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct DeviceStats {
+    /// Page reads received from the host.
+    pub host_reads: u64,
+    /// Page writes received from the host.
+    pub host_writes: u64,
+    /// NAND page reads performed (host reads plus copies made by GC or merges).
+    pub flash_reads: u64,
+    /// NAND page programs performed (host writes plus copies made by GC or merges).
+    pub flash_programs: u64,
+    /// NAND block erases performed.
+    pub erases: u64,
+    /// Valid pages copied by garbage collection, merges or wear levelling.
+    pub page_copies: u64,
+    /// Switch merges (log block becomes the data block, one erase).
+    pub merges_switch: u64,
+    /// Partial merges (remaining pages copied into the log block, which becomes the data block).
+    pub merges_partial: u64,
+    /// Full merges (valid pages gathered into a new block, two or more erases).
+    pub merges_full: u64,
+    /// Sum of simulated latencies, in nanoseconds.
+    pub time_ns: Nanos,
+    /// Smallest erase count of any physical block.
+    pub erase_count_min: u64,
+    /// Largest erase count of any physical block.
+    pub erase_count_max: u64,
+    /// Mean erase count over physical blocks.
+    pub erase_count_mean: f64,
+    /// Standard deviation of erase counts over physical blocks.
+    pub erase_count_std: f64,
+}
+
+impl DeviceStats {
+    /// Flash programs per host write (1.0 for a device without write amplification; 0 when no
+    /// host write happened).
+    pub fn write_amplification(&self) -> f64 {
+        if self.host_writes == 0 { 0.0 } else { self.flash_programs as f64 / self.host_writes as f64 }
+    }
+
+    /// Total merges of all types.
+    pub fn merges(&self) -> u64 {
+        self.merges_switch + self.merges_partial + self.merges_full
+    }
+}
+
+/// A page-addressed storage device with simulated timing.
+///
+/// Contract:
+/// * The host addresses logical pages `0..logical_pages()`; anything else is
+///   [`DeviceError::OutOfRange`], never a panic.
+/// * `read` and `write` return the simulated time the operation took, including any work it
+///   triggered (garbage collection, merges, erases). The same time is added to
+///   [`DeviceStats::time_ns`].
+/// * Reading a page never written is allowed (it returns the initial contents) and costs a read.
+/// * Devices are deterministic: the same sequence of calls gives the same times and counters.
+pub trait Device {
+    /// Short description, e.g. `ideal` or `page-mapped/micron`.
+    fn name(&self) -> String;
+    /// Number of logical pages the host may address.
+    fn logical_pages(&self) -> u64;
+    /// Reads one logical page.
+    fn read(&mut self, page: u64) -> Result<Nanos, DeviceError>;
+    /// Writes one logical page.
+    fn write(&mut self, page: u64) -> Result<Nanos, DeviceError>;
+    /// The counters so far.
+    fn stats(&self) -> DeviceStats;
+    /// Recomputes internal bookkeeping from scratch and compares (tests call this after steps).
+    fn check_invariants(&self) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+impl<D: Device + ?Sized> Device for Box<D> {
+    fn name(&self) -> String {
+        (**self).name()
+    }
+    fn logical_pages(&self) -> u64 {
+        (**self).logical_pages()
+    }
+    #[inline]
+    fn read(&mut self, page: u64) -> Result<Nanos, DeviceError> {
+        (**self).read(page)
+    }
+    #[inline]
+    fn write(&mut self, page: u64) -> Result<Nanos, DeviceError> {
+        (**self).write(page)
+    }
+    fn stats(&self) -> DeviceStats {
+        (**self).stats()
+    }
+    fn check_invariants(&self) -> Result<(), String> {
+        (**self).check_invariants()
+    }
+}

@@ -1,0 +1,107 @@
+//! The ideal device: every page read and write costs a fixed latency; no erase, no translation.
+//!
+//! Defaults are the MICRON MT29F4G08AAA chip of the AD-LRU paper's Table 2 (25 µs per page read,
+//! 220 µs per page write): what a buffer policy costs when the FTL is perfect.
+
+use crate::device::{Device, DeviceError, DeviceStats, Nanos};
+
+/// Latencies and size of an [`IdealDevice`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct IdealConfig {
+    /// Cost of one page read, in nanoseconds (default 25 µs).
+    pub read_ns: Nanos,
+    /// Cost of one page write, in nanoseconds (default 220 µs).
+    pub write_ns: Nanos,
+    /// Logical capacity in pages.
+    pub logical_pages: u64,
+}
+
+impl Default for IdealConfig {
+    fn default() -> Self {
+        IdealConfig { read_ns: 25_000, write_ns: 220_000, logical_pages: u64::MAX }
+    }
+}
+
+/// A device with fixed per-page latencies.
+#[derive(Debug, Clone)]
+pub struct IdealDevice {
+    config: IdealConfig,
+    stats: DeviceStats,
+}
+
+impl IdealDevice {
+    /// A fresh device with zeroed counters.
+    pub fn new(config: IdealConfig) -> Result<Self, DeviceError> {
+        if config.logical_pages == 0 {
+            return Err(DeviceError::Config("the device needs at least one page".into()));
+        }
+        Ok(IdealDevice { config, stats: DeviceStats::default() })
+    }
+
+    #[inline]
+    fn check(&self, page: u64) -> Result<(), DeviceError> {
+        if page >= self.config.logical_pages {
+            return Err(DeviceError::OutOfRange { page, logical_pages: self.config.logical_pages });
+        }
+        Ok(())
+    }
+}
+
+impl Device for IdealDevice {
+    fn name(&self) -> String {
+        "ideal".to_string()
+    }
+
+    fn logical_pages(&self) -> u64 {
+        self.config.logical_pages
+    }
+
+    #[inline]
+    fn read(&mut self, page: u64) -> Result<Nanos, DeviceError> {
+        self.check(page)?;
+        self.stats.host_reads += 1;
+        self.stats.flash_reads += 1;
+        self.stats.time_ns += self.config.read_ns;
+        Ok(self.config.read_ns)
+    }
+
+    #[inline]
+    fn write(&mut self, page: u64) -> Result<Nanos, DeviceError> {
+        self.check(page)?;
+        self.stats.host_writes += 1;
+        self.stats.flash_programs += 1;
+        self.stats.time_ns += self.config.write_ns;
+        Ok(self.config.write_ns)
+    }
+
+    fn stats(&self) -> DeviceStats {
+        self.stats.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn costs_and_counts_follow_table_2() {
+        let mut d = IdealDevice::new(IdealConfig { logical_pages: 10, ..Default::default() }).unwrap();
+        assert_eq!(d.read(3).unwrap(), 25_000);
+        assert_eq!(d.write(3).unwrap(), 220_000);
+        assert_eq!(d.write(9).unwrap(), 220_000);
+        let s = d.stats();
+        assert_eq!((s.host_reads, s.host_writes, s.flash_reads, s.flash_programs), (1, 2, 1, 2));
+        assert_eq!(s.time_ns, 465_000);
+        assert_eq!(s.write_amplification(), 1.0);
+        assert_eq!(d.write(10), Err(DeviceError::OutOfRange { page: 10, logical_pages: 10 }));
+        assert_eq!(d.stats().host_writes, 2, "a rejected write is not counted");
+    }
+
+    #[test]
+    fn zero_pages_is_a_configuration_error() {
+        assert!(matches!(
+            IdealDevice::new(IdealConfig { logical_pages: 0, ..Default::default() }),
+            Err(DeviceError::Config(_))
+        ));
+    }
+}

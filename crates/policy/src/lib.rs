@@ -1,0 +1,33 @@
+//! Buffer replacement policies for flash-aware database buffer management.
+//!
+//! Every policy implements [`Replacer`]: it works on dense frame indices, is told the kind of
+//! every access (read or write), and may name several victims and ask for block padding in one
+//! eviction ([`Evictions`]). Policies are chosen at run time through [`PolicyConfig`]
+//! (`name:key=value,...` on the command line) and run monomorphised through
+//! [`PolicyConfig::build`], so the per-request path makes no dynamic call.
+//!
+//! Classic policies: [`lru`], [`clock`], [`lru_k`] (LRU-2), [`two_q`] (2Q), [`arc`] (ARC) and
+//! [`min`] (Belady's offline MIN, the hit-ratio bound).
+//!
+//! Building blocks: [`lists::FrameLists`] (index-linked queues) and [`heap::IndexedHeap`]
+//! (a priority queue with changeable keys); [`testing`] drives a policy through the contract
+//! checks every policy must pass.
+
+#![warn(missing_docs)]
+
+pub mod arc;
+pub mod clock;
+pub mod heap;
+pub mod lists;
+pub mod lru;
+pub mod lru_k;
+pub mod min;
+pub mod params;
+mod registry;
+mod replacer;
+pub mod testing;
+pub mod two_q;
+
+pub use params::{NoParams, ParamDoc, PolicyParams};
+pub use registry::{AnyPolicy, POLICIES, PolicyConfig, PolicyError, PolicyVisitor};
+pub use replacer::{Access, AccessKind, BlockPad, EvictError, Evictions, FrameId, NEVER, NIL, NoPins, Pins, Replacer};

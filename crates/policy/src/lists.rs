@@ -1,0 +1,323 @@
+//! Doubly linked lists threaded through dense arrays.
+//!
+//! Policies keep their queues here instead of in pointer-linked nodes: a node is a small integer
+//! (a frame, or a ghost slot), each node is in at most one of a handful of lists, and every
+//! operation is a few array writes: no allocation after construction.
+//!
+//! Orientation: the *front* of a list is its MRU end, the *back* its LRU end.
+
+use crate::replacer::NIL;
+
+/// Identifies one list of a [`FrameLists`].
+pub type ListId = u8;
+
+/// Marks a node that is in no list.
+pub const NO_LIST: ListId = ListId::MAX;
+
+/// Several linked lists over the nodes `0..nodes`; a node is in at most one list at a time.
+#[derive(Clone, Debug)]
+pub struct FrameLists {
+    prev: Vec<u32>,
+    next: Vec<u32>,
+    owner: Vec<ListId>,
+    head: Vec<u32>,
+    tail: Vec<u32>,
+    len: Vec<usize>,
+}
+
+impl FrameLists {
+    /// `lists` empty lists over nodes `0..nodes`.
+    pub fn new(nodes: usize, lists: usize) -> Self {
+        assert!(lists < NO_LIST as usize, "too many lists");
+        assert!(nodes < NIL as usize, "too many nodes");
+        FrameLists {
+            prev: vec![NIL; nodes],
+            next: vec![NIL; nodes],
+            owner: vec![NO_LIST; nodes],
+            head: vec![NIL; lists],
+            tail: vec![NIL; lists],
+            len: vec![0; lists],
+        }
+    }
+
+    /// Number of nodes.
+    pub fn nodes(&self) -> usize {
+        self.owner.len()
+    }
+
+    /// Number of nodes in `list`.
+    #[inline]
+    pub fn len(&self, list: ListId) -> usize {
+        self.len[list as usize]
+    }
+
+    /// `true` when `list` is empty.
+    #[inline]
+    pub fn is_empty(&self, list: ListId) -> bool {
+        self.len[list as usize] == 0
+    }
+
+    /// The list `node` is in, if any.
+    #[inline]
+    pub fn list_of(&self, node: u32) -> Option<ListId> {
+        let o = self.owner[node as usize];
+        (o != NO_LIST).then_some(o)
+    }
+
+    /// `true` when `node` is in `list`.
+    #[inline]
+    pub fn contains(&self, list: ListId, node: u32) -> bool {
+        self.owner[node as usize] == list
+    }
+
+    /// The MRU end of `list`.
+    #[inline]
+    pub fn front(&self, list: ListId) -> Option<u32> {
+        let h = self.head[list as usize];
+        (h != NIL).then_some(h)
+    }
+
+    /// The LRU end of `list`.
+    #[inline]
+    pub fn back(&self, list: ListId) -> Option<u32> {
+        let t = self.tail[list as usize];
+        (t != NIL).then_some(t)
+    }
+
+    /// The neighbour of `node` towards the back (LRU end).
+    #[inline]
+    pub fn next(&self, node: u32) -> Option<u32> {
+        let n = self.next[node as usize];
+        (n != NIL).then_some(n)
+    }
+
+    /// The neighbour of `node` towards the front (MRU end).
+    #[inline]
+    pub fn prev(&self, node: u32) -> Option<u32> {
+        let p = self.prev[node as usize];
+        (p != NIL).then_some(p)
+    }
+
+    /// Inserts `node` (in no list) at the front of `list`.
+    #[inline]
+    pub fn push_front(&mut self, list: ListId, node: u32) {
+        debug_assert_eq!(self.owner[node as usize], NO_LIST, "node {node} already in a list");
+        let l = list as usize;
+        let h = self.head[l];
+        self.prev[node as usize] = NIL;
+        self.next[node as usize] = h;
+        if h != NIL {
+            self.prev[h as usize] = node;
+        } else {
+            self.tail[l] = node;
+        }
+        self.head[l] = node;
+        self.owner[node as usize] = list;
+        self.len[l] += 1;
+    }
+
+    /// Inserts `node` (in no list) at the back of `list`.
+    #[inline]
+    pub fn push_back(&mut self, list: ListId, node: u32) {
+        debug_assert_eq!(self.owner[node as usize], NO_LIST, "node {node} already in a list");
+        let l = list as usize;
+        let t = self.tail[l];
+        self.next[node as usize] = NIL;
+        self.prev[node as usize] = t;
+        if t != NIL {
+            self.next[t as usize] = node;
+        } else {
+            self.head[l] = node;
+        }
+        self.tail[l] = node;
+        self.owner[node as usize] = list;
+        self.len[l] += 1;
+    }
+
+    /// Inserts `node` (in no list) directly in front of `anchor` (towards the MRU end), in
+    /// `anchor`'s list.
+    #[inline]
+    pub fn insert_before(&mut self, anchor: u32, node: u32) {
+        debug_assert_eq!(self.owner[node as usize], NO_LIST, "node {node} already in a list");
+        let list = self.owner[anchor as usize];
+        debug_assert_ne!(list, NO_LIST, "anchor {anchor} is in no list");
+        let p = self.prev[anchor as usize];
+        self.prev[node as usize] = p;
+        self.next[node as usize] = anchor;
+        self.prev[anchor as usize] = node;
+        if p != NIL {
+            self.next[p as usize] = node;
+        } else {
+            self.head[list as usize] = node;
+        }
+        self.owner[node as usize] = list;
+        self.len[list as usize] += 1;
+    }
+
+    /// Unlinks `node` from whatever list it is in; returns that list (`None` if it was in none).
+    #[inline]
+    pub fn remove(&mut self, node: u32) -> Option<ListId> {
+        let list = self.owner[node as usize];
+        if list == NO_LIST {
+            return None;
+        }
+        let l = list as usize;
+        let (p, n) = (self.prev[node as usize], self.next[node as usize]);
+        if p != NIL {
+            self.next[p as usize] = n;
+        } else {
+            self.head[l] = n;
+        }
+        if n != NIL {
+            self.prev[n as usize] = p;
+        } else {
+            self.tail[l] = p;
+        }
+        self.prev[node as usize] = NIL;
+        self.next[node as usize] = NIL;
+        self.owner[node as usize] = NO_LIST;
+        self.len[l] -= 1;
+        Some(list)
+    }
+
+    /// Moves `node` (in any list or none) to the front of `list`.
+    #[inline]
+    pub fn move_to_front(&mut self, list: ListId, node: u32) {
+        if self.head[list as usize] == node {
+            return;
+        }
+        self.remove(node);
+        self.push_front(list, node);
+    }
+
+    /// Removes and returns the back (LRU end) of `list`.
+    #[inline]
+    pub fn pop_back(&mut self, list: ListId) -> Option<u32> {
+        let t = self.back(list)?;
+        self.remove(t);
+        Some(t)
+    }
+
+    /// Iterates `list` from the back (LRU end) to the front.
+    pub fn iter_from_back(&self, list: ListId) -> impl Iterator<Item = u32> + '_ {
+        std::iter::successors(self.back(list), move |&n| self.prev(n))
+    }
+
+    /// Iterates `list` from the front (MRU end) to the back.
+    pub fn iter_from_front(&self, list: ListId) -> impl Iterator<Item = u32> + '_ {
+        std::iter::successors(self.front(list), move |&n| self.next(n))
+    }
+
+    /// Walks every list and checks links, owners and lengths.
+    pub fn check(&self) -> Result<(), String> {
+        let mut seen = vec![false; self.nodes()];
+        for list in 0..self.head.len() {
+            let mut count = 0usize;
+            let mut prev = NIL;
+            let mut cur = self.head[list];
+            while cur != NIL {
+                let c = cur as usize;
+                if c >= self.nodes() {
+                    return Err(format!("list {list}: node {cur} out of range"));
+                }
+                if seen[c] {
+                    return Err(format!("list {list}: node {cur} appears twice (cycle or shared)"));
+                }
+                seen[c] = true;
+                if self.owner[c] as usize != list {
+                    return Err(format!("list {list}: node {cur} records owner {}", self.owner[c]));
+                }
+                if self.prev[c] != prev {
+                    return Err(format!("list {list}: node {cur} has a wrong prev link"));
+                }
+                count += 1;
+                prev = cur;
+                cur = self.next[c];
+            }
+            if self.tail[list] != prev {
+                return Err(format!("list {list}: tail is {} but the walk ends at {prev}", self.tail[list]));
+            }
+            if self.len[list] != count {
+                return Err(format!("list {list}: length {} but {count} nodes linked", self.len[list]));
+            }
+        }
+        for (n, &o) in self.owner.iter().enumerate() {
+            if o != NO_LIST && !seen[n] {
+                return Err(format!("node {n} claims list {o} but is not linked there"));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::VecDeque;
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        PushFront(u8, u32),
+        PushBack(u8, u32),
+        InsertBefore(u32, u32),
+        Remove(u32),
+        MoveToFront(u8, u32),
+        PopBack(u8),
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            (0u8..3, 0u32..12).prop_map(|(l, n)| Op::PushFront(l, n)),
+            (0u8..3, 0u32..12).prop_map(|(l, n)| Op::PushBack(l, n)),
+            (0u32..12, 0u32..12).prop_map(|(a, n)| Op::InsertBefore(a, n)),
+            (0u32..12).prop_map(Op::Remove),
+            (0u8..3, 0u32..12).prop_map(|(l, n)| Op::MoveToFront(l, n)),
+            (0u8..3).prop_map(Op::PopBack),
+        ]
+    }
+
+    proptest! {
+        /// The lists behave exactly like three VecDeques (front = MRU).
+        #[test]
+        fn matches_vecdeque_model(ops in proptest::collection::vec(op(), 1..200)) {
+            let mut lists = FrameLists::new(12, 3);
+            let mut model: Vec<VecDeque<u32>> = vec![VecDeque::new(); 3];
+            let find = |model: &Vec<VecDeque<u32>>, n: u32| model.iter().position(|q| q.contains(&n));
+            for op in ops {
+                match op {
+                    Op::PushFront(l, n) => if find(&model, n).is_none() { lists.push_front(l, n); model[l as usize].push_front(n); },
+                    Op::PushBack(l, n) => if find(&model, n).is_none() { lists.push_back(l, n); model[l as usize].push_back(n); },
+                    Op::InsertBefore(a, n) => if let (Some(la), None) = (find(&model, a), find(&model, n)) {
+                        lists.insert_before(a, n);
+                        let q = &mut model[la];
+                        let i = q.iter().position(|&x| x == a).unwrap();
+                        q.insert(i, n);
+                    },
+                    Op::Remove(n) => {
+                        let got = lists.remove(n);
+                        let want = find(&model, n);
+                        prop_assert_eq!(got.map(|l| l as usize), want);
+                        if let Some(l) = want { model[l].retain(|&x| x != n); }
+                    }
+                    Op::MoveToFront(l, n) => {
+                        if let Some(old) = find(&model, n) { model[old].retain(|&x| x != n); }
+                        model[l as usize].push_front(n);
+                        lists.move_to_front(l, n);
+                    }
+                    Op::PopBack(l) => prop_assert_eq!(lists.pop_back(l), model[l as usize].pop_back()),
+                }
+                lists.check().map_err(TestCaseError::fail)?;
+                for l in 0..3u8 {
+                    let got: Vec<u32> = lists.iter_from_front(l).collect();
+                    let want: Vec<u32> = model[l as usize].iter().copied().collect();
+                    prop_assert_eq!(&got, &want);
+                    let mut back: Vec<u32> = lists.iter_from_back(l).collect();
+                    back.reverse();
+                    prop_assert_eq!(back, want);
+                    prop_assert_eq!(lists.len(l), model[l as usize].len());
+                }
+            }
+        }
+    }
+}

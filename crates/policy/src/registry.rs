@@ -1,0 +1,221 @@
+//! The list of policies: command-line names, parameters, and dispatch to monomorphised code.
+//!
+//! To add a policy, write its file (see `docs/adding-a-policy.md`) and add one line to the
+//! `registry!` invocation at the bottom of this file.
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::params::{ParamDoc, PolicyParams, describe_keys};
+use crate::replacer::Replacer;
+
+/// Receives a concrete policy built from a [`PolicyConfig`], so that the code running it is
+/// monomorphised for that policy (no dynamic call per request).
+pub trait PolicyVisitor {
+    /// What the visit produces.
+    type Output;
+    /// Called once with the freshly built policy.
+    fn visit<R: Replacer>(self, policy: R) -> Self::Output;
+}
+
+/// A malformed policy specification.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PolicyError {
+    /// The name is not one of [`POLICIES`].
+    #[error("unknown policy '{name}'; valid policies: {valid}")]
+    UnknownPolicy {
+        /// The name given.
+        name: String,
+        /// The valid names, comma-separated.
+        valid: String,
+    },
+    /// A parameter is unknown or its value is invalid.
+    #[error("policy '{policy}': {message}; valid parameters: {valid}")]
+    BadParameter {
+        /// The policy concerned.
+        policy: String,
+        /// What was wrong.
+        message: String,
+        /// The keys the policy accepts.
+        valid: String,
+    },
+}
+
+macro_rules! registry {
+    ($( $variant:ident => $name:literal, $ty:ty, $doc:literal; )*) => {
+        /// A replacement policy with its parameters, as named on the command line
+        /// (`name` or `name:key=value,key=value`).
+        #[derive(Debug, Clone, PartialEq)]
+        pub enum PolicyConfig {
+            $( #[doc = $doc] $variant(<$ty as Replacer>::Config), )*
+        }
+
+        /// Every policy: command-line name and one-line description.
+        pub const POLICIES: &[(&str, &str)] = &[ $( ($name, $doc), )* ];
+
+        impl PolicyConfig {
+            /// The policy with its paper's default parameters.
+            pub fn with_defaults(name: &str) -> Option<Self> {
+                match name {
+                    $( $name => Some(PolicyConfig::$variant(Default::default())), )*
+                    _ => None,
+                }
+            }
+
+            /// The command-line name, e.g. `cflru`.
+            pub fn name(&self) -> &'static str {
+                match self { $( PolicyConfig::$variant(_) => $name, )* }
+            }
+
+            /// The parameters this policy accepts.
+            pub fn keys(&self) -> &'static [ParamDoc] {
+                match self { $( PolicyConfig::$variant(_) => <<$ty as Replacer>::Config as PolicyParams>::KEYS, )* }
+            }
+
+            fn values(&self) -> Vec<String> {
+                match self { $( PolicyConfig::$variant(c) => c.values(), )* }
+            }
+
+            /// Sets one parameter.
+            pub fn set(&mut self, key: &str, value: &str) -> Result<(), PolicyError> {
+                let r = match self { $( PolicyConfig::$variant(c) => c.set(key, value), )* };
+                r.map_err(|message| PolicyError::BadParameter {
+                    policy: self.name().to_string(),
+                    message,
+                    valid: describe_keys(self.keys()),
+                })
+            }
+
+            /// Builds the policy for `capacity` frames and hands it to `visitor`.
+            pub fn build<V: PolicyVisitor>(&self, capacity: usize, visitor: V) -> V::Output {
+                match self {
+                    $( PolicyConfig::$variant(c) => visitor.visit(<$ty as Replacer>::new(capacity, c)), )*
+                }
+            }
+        }
+
+        /// Any policy, dispatched by `match` (for callers that need one concrete type, like the
+        /// engine's buffer manager). The simulator uses [`PolicyConfig::build`] instead.
+        #[allow(clippy::large_enum_variant)]
+        pub enum AnyPolicy {
+            $( #[doc = $doc] $variant($ty), )*
+        }
+
+        impl AnyPolicy {
+            /// Builds the policy described by `config` for `capacity` frames.
+            pub fn new(capacity: usize, config: &PolicyConfig) -> Self {
+                match config {
+                    $( PolicyConfig::$variant(c) => AnyPolicy::$variant(<$ty as Replacer>::new(capacity, c)), )*
+                }
+            }
+
+            /// Called on a hit; see [`Replacer::on_hit`].
+            pub fn on_hit(&mut self, frame: crate::FrameId, access: &crate::Access) {
+                match self { $( AnyPolicy::$variant(p) => p.on_hit(frame, access), )* }
+            }
+
+            /// Called after a miss filled `frame`; see [`Replacer::on_insert`].
+            pub fn on_insert(&mut self, frame: crate::FrameId, access: &crate::Access) {
+                match self { $( AnyPolicy::$variant(p) => p.on_insert(frame, access), )* }
+            }
+
+            /// Chooses victims; see [`Replacer::victims`].
+            pub fn victims<P: crate::Pins + ?Sized>(&mut self, incoming: &crate::Access, pins: &P, out: &mut crate::Evictions) -> Result<(), crate::EvictError> {
+                match self { $( AnyPolicy::$variant(p) => p.victims(incoming, pins, out), )* }
+            }
+
+            /// Stops tracking a frame; see [`Replacer::remove`].
+            pub fn remove(&mut self, frame: crate::FrameId) {
+                match self { $( AnyPolicy::$variant(p) => p.remove(frame), )* }
+            }
+
+            /// Frames tracked; see [`Replacer::len`].
+            pub fn len(&self) -> usize {
+                match self { $( AnyPolicy::$variant(p) => p.len(), )* }
+            }
+
+            /// `true` when no frame is tracked.
+            pub fn is_empty(&self) -> bool {
+                self.len() == 0
+            }
+
+            /// Whether the policy needs [`crate::Access::next_use`].
+            pub fn needs_future(&self) -> bool {
+                match self { $( AnyPolicy::$variant(_) => <$ty as Replacer>::NEEDS_FUTURE, )* }
+            }
+
+            /// The policy's dirty bit for `frame`, if it keeps one.
+            pub fn is_dirty(&self, frame: crate::FrameId) -> Option<bool> {
+                match self { $( AnyPolicy::$variant(p) => p.is_dirty(frame), )* }
+            }
+
+            /// See [`Replacer::check_invariants`].
+            pub fn check_invariants(&self) -> Result<(), String> {
+                match self { $( AnyPolicy::$variant(p) => p.check_invariants(), )* }
+            }
+        }
+    };
+}
+
+impl PolicyConfig {
+    /// The canonical label used in result rows: the name followed by every parameter, e.g.
+    /// `cflru:w=0.5`. Parsing the label gives back the same configuration.
+    pub fn label(&self) -> String {
+        let keys = self.keys();
+        if keys.is_empty() {
+            return self.name().to_string();
+        }
+        let values = self.values();
+        let params: Vec<String> = keys.iter().zip(values).map(|(k, v)| format!("{}={}", k.key, v)).collect();
+        format!("{}:{}", self.name(), params.join(","))
+    }
+
+    /// Every valid name, comma-separated.
+    pub fn valid_names() -> String {
+        POLICIES.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+    }
+}
+
+impl fmt::Display for PolicyConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.label())
+    }
+}
+
+impl FromStr for PolicyConfig {
+    type Err = PolicyError;
+
+    /// Parses `name` or `name:key=value,key=value`.
+    fn from_str(spec: &str) -> Result<Self, PolicyError> {
+        let spec = spec.trim();
+        let (name, params) = match spec.split_once(':') {
+            Some((n, p)) => (n.trim(), Some(p)),
+            None => (spec, None),
+        };
+        let lower = name.to_ascii_lowercase();
+        let mut config = PolicyConfig::with_defaults(&lower)
+            .ok_or_else(|| PolicyError::UnknownPolicy { name: name.to_string(), valid: PolicyConfig::valid_names() })?;
+        if let Some(params) = params {
+            for item in params.split(',').filter(|s| !s.trim().is_empty()) {
+                let Some((key, value)) = item.split_once('=') else {
+                    return Err(PolicyError::BadParameter {
+                        policy: config.name().to_string(),
+                        message: format!("'{}' is not of the form key=value", item.trim()),
+                        valid: describe_keys(config.keys()),
+                    });
+                };
+                config.set(key.trim(), value.trim())?;
+            }
+        }
+        Ok(config)
+    }
+}
+
+registry! {
+    Lru => "lru", crate::lru::Lru, "LRU: evict the least recently used page";
+    Clock => "clock", crate::clock::Clock, "CLOCK: second chance with a reference bit (Corbató 1969)";
+    Lru2 => "lru-2", crate::lru_k::Lru2, "LRU-2: LRU-K with K = 2 (O'Neil, O'Neil, Weikum 1993)";
+    TwoQ => "2q", crate::two_q::TwoQ, "2Q: A1in FIFO, A1out ghost queue, Am LRU (Johnson & Shasha 1994)";
+    Arc => "arc", crate::arc::Arc, "ARC: adaptive replacement cache (Megiddo & Modha 2003)";
+    Min => "min", crate::min::Min, "MIN: Belady's offline optimum for hit ratio (needs the future)";
+}

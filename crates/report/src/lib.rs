@@ -1,0 +1,1 @@
+//! Tables, CSV/JSON rows and plots of simulation results (to come).
