@@ -79,13 +79,19 @@ pub struct Evictions {
     /// block that is not buffered performs a *padding read* and a *padding write*. Every buffered
     /// page of the block must then be among `victims`.
     pub pad: Option<BlockPad>,
+    /// When set, the incoming page is not buffered: a write goes straight to the device, a read
+    /// is served from the device, and `on_insert` is not called for it. `victims` may then be
+    /// empty. (REF with a 100% victim window does this when the incoming page is the only page
+    /// of a victim block: the REF paper's Fig. 6 writes it through.)
+    pub bypass: bool,
 }
 
 impl Evictions {
-    /// Empties the victim list and the padding request.
+    /// Empties the victim list and clears the padding and bypass requests.
     pub fn clear(&mut self) {
         self.victims.clear();
         self.pad = None;
+        self.bypass = false;
     }
 }
 
@@ -134,6 +140,7 @@ pub trait Replacer {
     /// push them onto `out.victims` (which the caller has cleared), skipping pinned frames.
     /// When this returns `Ok`, the victims are no longer tracked by the policy: the caller
     /// writes back the dirty ones, frees the frames and reuses them in later `on_insert` calls.
+    /// At least one victim must be named unless `out.bypass` is set.
     fn victims<P: Pins + ?Sized>(&mut self, incoming: &Access, pins: &P, out: &mut Evictions)
     -> Result<(), EvictError>;
 

@@ -39,6 +39,8 @@ pub struct Harness<R: Replacer> {
     pub written: Vec<u64>,
     /// Pages read only to pad a block.
     pub padding_reads: Vec<u64>,
+    /// Incoming pages the policy chose not to buffer (written or read straight through).
+    pub bypassed: Vec<u64>,
     /// Hits so far.
     pub hits: u64,
     /// Misses so far.
@@ -64,6 +66,7 @@ impl<R: Replacer> Harness<R> {
             evicted: Vec::new(),
             written: Vec::new(),
             padding_reads: Vec::new(),
+            bypassed: Vec::new(),
             hits: 0,
             misses: 0,
             version: HashMap::new(),
@@ -96,8 +99,15 @@ impl<R: Replacer> Harness<R> {
             true
         } else {
             self.misses += 1;
-            if self.free.is_empty() {
-                self.evict(&access);
+            if self.free.is_empty() && self.evict(&access) {
+                self.bypassed.push(page);
+                if kind.is_write() {
+                    self.write_back(page);
+                }
+                if self.checking {
+                    self.check().unwrap_or_else(|e| panic!("after access {} of page {page}: {e}", self.time - 1));
+                }
+                return false;
             }
             let frame = self.free.pop().expect("eviction freed a frame");
             self.table.insert(page, frame);
@@ -112,13 +122,17 @@ impl<R: Replacer> Harness<R> {
         hit
     }
 
-    fn evict(&mut self, incoming: &Access) {
+    /// Runs one eviction; returns `true` when the policy asked to bypass the incoming page.
+    fn evict(&mut self, incoming: &Access) -> bool {
         self.ev.clear();
         let pinned = std::mem::take(&mut self.pinned);
         let result = self.policy.victims(incoming, pinned.as_slice(), &mut self.ev);
         self.pinned = pinned;
         result.unwrap_or_else(|e| panic!("policy could not evict: {e}"));
-        assert!(!self.ev.victims.is_empty(), "victims() returned Ok without naming a victim");
+        assert!(
+            !self.ev.victims.is_empty() || self.ev.bypass,
+            "victims() returned Ok without naming a victim or bypassing"
+        );
         for &f in &self.ev.victims {
             assert!(self.pages[f as usize].is_some(), "victim frame {f} holds no page");
             assert!(!self.pinned[f as usize], "victim frame {f} is pinned");
@@ -157,6 +171,7 @@ impl<R: Replacer> Harness<R> {
             self.dirty[f as usize] = false;
             self.free.push(f);
         }
+        self.ev.bypass
     }
 
     fn write_back(&mut self, page: u64) {
