@@ -1,1 +1,44 @@
-//! Tables, CSV/JSON rows and plots of simulation results (to come).
+//! Presenting flashbuf results: aligned text tables for people, CSV and JSON rows for tools.
+//!
+//! Every output is built from [`flashbuf_sim::ResultRow`]s, the one flat record of a run.
+
+#![warn(missing_docs)]
+
+mod table;
+
+pub use table::{Column, DEFAULT_COLUMNS, DEVICE_COLUMNS, format_table};
+
+use std::io::Write;
+
+use flashbuf_sim::ResultRow;
+
+/// Why output could not be produced.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    /// Writing failed.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    /// CSV encoding failed.
+    #[error(transparent)]
+    Csv(#[from] csv::Error),
+    /// JSON encoding failed.
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+}
+
+/// Writes `rows` as CSV with a header line (every field of [`ResultRow`]).
+pub fn write_csv<W: Write>(rows: &[ResultRow], out: W) -> Result<(), ReportError> {
+    let mut w = csv::Writer::from_writer(out);
+    for r in rows {
+        w.serialize(r)?;
+    }
+    w.flush()?;
+    Ok(())
+}
+
+/// Writes `rows` as a pretty-printed JSON array of objects.
+pub fn write_json<W: Write>(rows: &[ResultRow], mut out: W) -> Result<(), ReportError> {
+    serde_json::to_writer_pretty(&mut out, rows)?;
+    writeln!(out)?;
+    Ok(())
+}

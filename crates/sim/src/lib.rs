@@ -1,1 +1,18 @@
-//! The trace-driven simulator.
+//! The trace-driven simulator of flashbuf: a buffer of N frames, a replacement policy and a
+//! device, fed by a trace.
+//!
+//! * [`Buffer`] — the per-request loop and its counters (metric definitions are documented
+//!   there, once).
+//! * [`run()`] — one run of a trace through a policy configuration over a device, producing a
+//!   [`RunOutput`]; [`ResultRow`] flattens it for tables, CSV and JSON.
+//! * [`PageTable`] — page number → frame, direct-mapped for dense page ranges.
+
+#![warn(missing_docs)]
+
+mod buffer;
+mod page_table;
+mod run;
+
+pub use buffer::{Buffer, Counters, SimError, WriteMiss};
+pub use page_table::{DENSE_LIMIT, PageTable};
+pub use run::{BATCH, ResultRow, RunError, RunOptions, RunOutput, next_uses, run};

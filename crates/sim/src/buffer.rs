@@ -1,0 +1,306 @@
+//! The simulated buffer: N frames, a policy, a device, and the counters of one run.
+//!
+//! Per request: one page-table lookup; on a hit, the policy's `on_hit`; on a miss, an eviction
+//! when no frame is free (write-backs, block padding, bypass), a fetch from the device (unless a
+//! write miss in write-buffer mode), the policy's `on_insert`. Everything is generic over the
+//! policy and the device, so this loop is monomorphised and makes no dynamic call; it allocates
+//! nothing once the page table has reached its size.
+//!
+//! Metric definitions (documented once, here):
+//! * `hit_ratio` = hits / requests.
+//! * `page_reads` = pages read from the device: demand fetches + padding reads.
+//! * `page_writes` = pages written to the device: dirty victims + padding writes + pages written
+//!   through (bypass) + the final flush of dirty pages at the end of the run (which the AD-LRU
+//!   paper counts: "at the end of each test, we flushed the dirty pages").
+//! * `device_time_ns` = the device's simulated time for all of the above.
+
+use flashbuf_flash::{Device, DeviceError, DeviceStats};
+use flashbuf_policy::{Access, EvictError, Evictions, FrameId, NoPins, Replacer};
+use flashbuf_trace::Request;
+use serde::Serialize;
+
+use crate::page_table::PageTable;
+
+/// What a write miss does.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WriteMiss {
+    /// A database buffer: the page is fetched before it is modified (default).
+    #[default]
+    Fetch,
+    /// A write buffer (the REF/BPLRU setting): the page is overwritten whole, no fetch.
+    NoFetch,
+}
+
+/// Counters of one run, filled by [`Buffer`].
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Counters {
+    /// Page accesses processed.
+    pub requests: u64,
+    /// Of which reads.
+    pub read_requests: u64,
+    /// Of which writes.
+    pub write_requests: u64,
+    /// Accesses that found their page buffered.
+    pub hits: u64,
+    /// Accesses that did not.
+    pub misses: u64,
+    /// Demand fetches (misses that read the page from the device).
+    pub fetches: u64,
+    /// Pages read only to pad a block.
+    pub padding_reads: u64,
+    /// Dirty victims written back.
+    pub evict_writes: u64,
+    /// Pages written as part of a padded block (buffered or padded).
+    pub padding_writes: u64,
+    /// Incoming writes sent straight to the device (policy bypass).
+    pub bypass_writes: u64,
+    /// Dirty pages written by the final flush.
+    pub flush_writes: u64,
+    /// Pages evicted (clean or dirty).
+    pub evictions: u64,
+}
+
+impl Counters {
+    /// Pages read from the device.
+    pub fn page_reads(&self) -> u64 {
+        self.fetches + self.padding_reads
+    }
+
+    /// Pages written to the device.
+    pub fn page_writes(&self) -> u64 {
+        self.evict_writes + self.padding_writes + self.bypass_writes + self.flush_writes
+    }
+
+    /// hits / requests (0 for an empty run).
+    pub fn hit_ratio(&self) -> f64 {
+        if self.requests == 0 { 0.0 } else { self.hits as f64 / self.requests as f64 }
+    }
+}
+
+/// What can stop a run.
+#[derive(Debug, thiserror::Error)]
+pub enum SimError {
+    /// The device refused an operation (out of range, worn out, integrity).
+    #[error("request {request}: {source}")]
+    Device {
+        /// 0-based index of the request being served.
+        request: u64,
+        /// The device's error.
+        #[source]
+        source: DeviceError,
+    },
+    /// The policy could not free a frame.
+    #[error("request {request}: {source}")]
+    Evict {
+        /// 0-based index of the request being served.
+        request: u64,
+        /// The policy's error.
+        #[source]
+        source: EvictError,
+    },
+    /// Invalid simulator configuration.
+    #[error("{0}")]
+    Config(String),
+}
+
+/// A buffer of frames managed by policy `R` over device `D`.
+pub struct Buffer<R: Replacer, D: Device> {
+    policy: R,
+    device: D,
+    table: PageTable,
+    frame_page: Vec<u64>,
+    dirty: Vec<bool>,
+    free: Vec<FrameId>,
+    ev: Evictions,
+    write_miss: WriteMiss,
+    counters: Counters,
+}
+
+impl<R: Replacer, D: Device> Buffer<R, D> {
+    /// An empty buffer of `frames` frames. `pages_hint` pre-sizes the page table (the trace's
+    /// largest page + 1, when known; 0 otherwise).
+    pub fn new(policy: R, device: D, frames: usize, write_miss: WriteMiss, pages_hint: u64) -> Result<Self, SimError> {
+        if frames == 0 {
+            return Err(SimError::Config("the buffer needs at least one frame".into()));
+        }
+        if frames >= u32::MAX as usize {
+            return Err(SimError::Config(format!("{frames} frames is more than flashbuf supports (2^32 - 1)")));
+        }
+        Ok(Buffer {
+            policy,
+            device,
+            table: PageTable::with_pages(pages_hint),
+            frame_page: vec![0; frames],
+            dirty: vec![false; frames],
+            free: (0..frames as FrameId).rev().collect(),
+            ev: Evictions { victims: Vec::with_capacity(64), pad: None, bypass: false },
+            write_miss,
+            counters: Counters::default(),
+        })
+    }
+
+    /// Serves one request. `next_use` is the virtual time of the page's next access, for
+    /// policies that need the future ([`NEVER`] otherwise).
+    #[inline]
+    pub fn access(&mut self, req: &Request, next_use: u64) -> Result<bool, SimError> {
+        let time = self.counters.requests;
+        let access = Access { page: req.page, kind: req.kind, time, next_use };
+        self.counters.requests += 1;
+        let is_write = req.kind.is_write();
+        if is_write {
+            self.counters.write_requests += 1;
+        } else {
+            self.counters.read_requests += 1;
+        }
+        if let Some(frame) = self.table.get(req.page) {
+            self.counters.hits += 1;
+            self.dirty[frame as usize] |= is_write;
+            self.policy.on_hit(frame, &access);
+            return Ok(true);
+        }
+        self.counters.misses += 1;
+        if self.free.is_empty() && self.evict(&access, time)? {
+            // The policy bypassed the buffer for this page.
+            if is_write {
+                self.device.write(req.page).map_err(|source| SimError::Device { request: time, source })?;
+                self.counters.bypass_writes += 1;
+            } else {
+                self.fetch(req.page, time)?;
+            }
+            return Ok(false);
+        }
+        if !is_write || self.write_miss == WriteMiss::Fetch {
+            self.fetch(req.page, time)?;
+        }
+        let frame = self.free.pop().expect("an eviction frees at least one frame");
+        self.table.insert(req.page, frame);
+        self.frame_page[frame as usize] = req.page;
+        self.dirty[frame as usize] = is_write;
+        self.policy.on_insert(frame, &access);
+        Ok(false)
+    }
+
+    #[inline]
+    fn fetch(&mut self, page: u64, time: u64) -> Result<(), SimError> {
+        self.device.read(page).map_err(|source| SimError::Device { request: time, source })?;
+        self.counters.fetches += 1;
+        Ok(())
+    }
+
+    /// Frees at least one frame (or decides to bypass); returns `true` for a bypass.
+    #[cold]
+    #[inline(never)]
+    fn evict(&mut self, incoming: &Access, time: u64) -> Result<bool, SimError> {
+        self.ev.clear();
+        self.policy
+            .victims(incoming, &NoPins, &mut self.ev)
+            .map_err(|source| SimError::Evict { request: time, source })?;
+        let dev_err = |source| SimError::Device { request: time, source };
+        if let Some(pad) = self.ev.pad {
+            let end = (pad.first_page + pad.pages as u64).min(self.device.logical_pages());
+            for page in pad.first_page..end {
+                if self.table.get(page).is_none() {
+                    self.device.read(page).map_err(dev_err)?;
+                    self.counters.padding_reads += 1;
+                }
+                self.device.write(page).map_err(dev_err)?;
+                self.counters.padding_writes += 1;
+            }
+        }
+        for i in 0..self.ev.victims.len() {
+            let frame = self.ev.victims[i];
+            let page = self.frame_page[frame as usize];
+            if self.ev.pad.is_none() && self.dirty[frame as usize] {
+                self.device.write(page).map_err(dev_err)?;
+                self.counters.evict_writes += 1;
+            }
+            let removed = self.table.remove(page);
+            debug_assert_eq!(removed, Some(frame), "victim frame {frame} does not hold page {page}");
+            self.dirty[frame as usize] = false;
+            self.free.push(frame);
+            self.counters.evictions += 1;
+        }
+        Ok(self.ev.bypass)
+    }
+
+    /// Writes back every dirty page, in ascending page order, and counts them as the final
+    /// flush. The pages stay buffered (clean).
+    pub fn flush(&mut self) -> Result<(), SimError> {
+        let mut pages: Vec<(u64, FrameId)> = (0..self.frame_page.len() as FrameId)
+            .filter(|&f| self.dirty[f as usize])
+            .map(|f| (self.frame_page[f as usize], f))
+            .collect();
+        pages.sort_unstable();
+        let request = self.counters.requests;
+        for (page, frame) in pages {
+            self.device.write(page).map_err(|source| SimError::Device { request, source })?;
+            self.dirty[frame as usize] = false;
+            self.counters.flush_writes += 1;
+        }
+        Ok(())
+    }
+
+    /// The counters so far.
+    pub fn counters(&self) -> &Counters {
+        &self.counters
+    }
+
+    /// The device's counters.
+    pub fn device_stats(&self) -> DeviceStats {
+        self.device.stats()
+    }
+
+    /// The device.
+    pub fn device(&self) -> &D {
+        &self.device
+    }
+
+    /// The policy.
+    pub fn policy(&self) -> &R {
+        &self.policy
+    }
+
+    /// Number of buffered pages.
+    pub fn len(&self) -> usize {
+        self.table.len()
+    }
+
+    /// `true` when no page is buffered.
+    pub fn is_empty(&self) -> bool {
+        self.table.is_empty()
+    }
+
+    /// Cross-checks buffer, page table, policy and device (tests).
+    pub fn check_invariants(&self) -> Result<(), String> {
+        let frames = self.frame_page.len();
+        if self.table.len() + self.free.len() != frames {
+            return Err(format!("{} buffered + {} free != {frames} frames", self.table.len(), self.free.len()));
+        }
+        if self.policy.len() != self.table.len() {
+            return Err(format!("policy tracks {} frames, buffer holds {}", self.policy.len(), self.table.len()));
+        }
+        let mut is_free = vec![false; frames];
+        for &f in &self.free {
+            if std::mem::replace(&mut is_free[f as usize], true) {
+                return Err(format!("frame {f} is free twice"));
+            }
+        }
+        for f in 0..frames {
+            if is_free[f] {
+                continue;
+            }
+            let page = self.frame_page[f];
+            if self.table.get(page) != Some(f as FrameId) {
+                return Err(format!("frame {f} holds page {page} but the table disagrees"));
+            }
+            if let Some(d) = self.policy.is_dirty(f as FrameId)
+                && d != self.dirty[f]
+            {
+                return Err(format!("frame {f}: policy dirty={d}, buffer dirty={}", self.dirty[f]));
+            }
+        }
+        self.policy.check_invariants()?;
+        self.device.check_invariants()
+    }
+}
