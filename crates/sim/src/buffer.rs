@@ -286,8 +286,8 @@ impl<R: Replacer, D: Device> Buffer<R, D> {
                 return Err(format!("frame {f} is free twice"));
             }
         }
-        for f in 0..frames {
-            if is_free[f] {
+        for (f, &free) in is_free.iter().enumerate() {
+            if free {
                 continue;
             }
             let page = self.frame_page[f];

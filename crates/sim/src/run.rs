@@ -94,7 +94,7 @@ impl<D: Device> PolicyVisitor for Drive<'_, D> {
                 let base = chunk_no * BATCH;
                 for (i, req) in chunk.iter().enumerate() {
                     buffer.access(req, next[base + i])?;
-                    if (base + i) as u64 % check == check - 1 {
+                    if ((base + i) as u64 + 1).is_multiple_of(check) {
                         buffer.check_invariants().map_err(SimError::Config)?;
                     }
                 }
@@ -111,7 +111,7 @@ impl<D: Device> PolicyVisitor for Drive<'_, D> {
                     for req in &batch {
                         buffer.access(req, NEVER)?;
                         seen += 1;
-                        if seen % check == 0 {
+                        if seen.is_multiple_of(check) {
                             buffer.check_invariants().map_err(SimError::Config)?;
                         }
                     }
