@@ -1,2 +1,69 @@
-//! The `flashbuf` command-line tool.
-fn main() {}
+//! `flashbuf` — flash-aware database buffer management: replacement policies, simulated flash,
+//! trace-driven simulation.
+
+mod args;
+mod cmd_bench;
+mod cmd_gen;
+mod cmd_list;
+mod cmd_run;
+mod cmd_stats;
+mod output;
+mod progress;
+mod traces;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Flash-aware database buffer management: compare buffer replacement policies on traces over
+/// simulated flash devices.
+#[derive(Parser)]
+#[command(name = "flashbuf", version, propagate_version = true)]
+#[command(after_help = "Start with `flashbuf run` (the AD-LRU paper's Zipf trace through the classic \
+policies) and `flashbuf list` (every policy, device, trace format and generator).")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run traces through buffer policies and print one result row per combination.
+    Run(cmd_run::RunArgs),
+    /// Write a synthetic trace to a file.
+    Gen(cmd_gen::GenArgs),
+    /// Summarise a trace: requests, reads and writes, distinct pages, footprint.
+    Stats(cmd_stats::StatsArgs),
+    /// List policies (with parameters), devices, trace formats and generators.
+    List,
+    /// Measure simulator throughput in requests per second.
+    Bench(cmd_bench::BenchArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Run(a) => cmd_run::run(a),
+        Command::Gen(a) => cmd_gen::run(a),
+        Command::Stats(a) => cmd_stats::run(a),
+        Command::List => cmd_list::run(),
+        Command::Bench(a) => cmd_bench::run(a),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            let chain: Vec<String> = e.chain().map(|c| c.to_string()).collect();
+            let mut msg = String::new();
+            for c in chain {
+                if !msg.is_empty() && !msg.contains(&c) {
+                    msg.push_str(": ");
+                    msg.push_str(&c);
+                } else if msg.is_empty() {
+                    msg = c;
+                }
+            }
+            eprintln!("flashbuf: error: {msg}");
+            ExitCode::FAILURE
+        }
+    }
+}
