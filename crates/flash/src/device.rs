@@ -40,6 +40,18 @@ pub enum DeviceError {
     /// The device has no free space left to serve a write (should be prevented by configuration).
     #[error("device is out of free space: {0}")]
     NoSpace(String),
+    /// A translation layer asked the NAND chip for something flash cannot do (program a page that
+    /// is not the block's next free page, read an unprogrammed page, address a page that does not
+    /// exist). Only a bug in a translation layer causes this; tests check it never happens.
+    #[error("flash rule violated at block {block}, page offset {offset}: {rule}")]
+    FlashRule {
+        /// Physical block number.
+        block: u64,
+        /// Page offset inside the block.
+        offset: u64,
+        /// The rule that was broken.
+        rule: &'static str,
+    },
 }
 
 /// Counters every device keeps. Devices that have no notion of a counter leave it at zero; the
