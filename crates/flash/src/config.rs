@@ -31,7 +31,7 @@ use crate::ftl::block::{BlockFtl, BlockFtlConfig};
 use crate::ftl::fast::{FastFtl, FastFtlConfig};
 use crate::ftl::page::{GcPolicy, PageFtl, PageFtlConfig};
 use crate::ideal::{IdealConfig, IdealDevice};
-use crate::nand::{NandPreset, PageTag};
+use crate::nand::{Nand, NandPreset, PageTag};
 
 /// Which device to simulate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
@@ -377,6 +377,17 @@ impl AnyDevice {
     /// Zeroes the counters; wear persists.
     pub fn reset_stats(&mut self) {
         each!(self, d => d.reset_stats())
+    }
+
+    /// The NAND chip under the translation layer (`None` for the ideal device).
+    pub fn nand(&self) -> Option<&Nand> {
+        match self {
+            AnyDevice::Ideal(_) => None,
+            AnyDevice::Page(d) => Some(d.nand()),
+            AnyDevice::Block(d) => Some(d.nand()),
+            AnyDevice::Bast(d) => Some(d.nand()),
+            AnyDevice::Fast(d) => Some(d.nand()),
+        }
     }
 
     /// Brings the device into the given state, then resets the counters (see [`Precondition`]).

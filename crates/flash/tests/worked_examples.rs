@@ -238,3 +238,22 @@ fn fast_sw_switch_and_partial_merges() {
     assert_eq!(d.rw_associativity(), [1], "only p5 is still valid in the RW log");
     d.check_invariants().unwrap();
 }
+
+#[test]
+fn fast_full_merge_of_the_sw_logs_block_consumes_the_sw_log() {
+    // 1 SW log + 2 RW logs. B0's p3 goes to an RW log, then p0 starts an SW log for B0.
+    let mut d = fast(4, 3, 3, true);
+    fill(&mut d);
+    write_all(&mut d, &[3, 0, 5, 6, 7, 9, 10, 11, 9]); // L0 = [p3 p5 p6 p7], L1 = [p9 p10 p11 p9]
+    assert_eq!(d.sw_log(), Some((0, 1)));
+    d.reset_stats();
+    // The next RW write evicts L0: B0 is fully merged from the SW log (p0), its data block (p1,
+    // p2) and L0 (p3) — 4 copies — and both the old data block and the SW log are erased; B1 is
+    // merged from its data block (p4) and L0 (p5..p7) — 4 copies, 1 erase; then L0 is erased.
+    d.write(5).unwrap();
+    d.check_invariants().unwrap();
+    let s = d.stats();
+    assert_eq!(counts(&s), (0, 0, 2, 8, 4));
+    assert_eq!(d.sw_log(), None);
+    assert_eq!(s.time_ns, 8 * READ_NS + 9 * PROGRAM_NS + 4 * ERASE_NS);
+}

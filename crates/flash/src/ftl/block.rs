@@ -235,6 +235,16 @@ mod tests {
     }
 
     #[test]
+    fn verification_reports_a_stale_read() {
+        let mut f = ftl(8, 3);
+        f.write(1).unwrap();
+        f.versions.bump(1);
+        assert_eq!(f.read(1), Err(DeviceError::Integrity { page: 1, expected: 2, got: 1 }));
+        f.versions.bump(0); // padding page: initial contents
+        assert_eq!(f.read(0), Err(DeviceError::Integrity { page: 0, expected: 1, got: 0 }));
+    }
+
+    #[test]
     fn needs_one_spare_block() {
         let cfg = |blocks| BlockFtlConfig {
             nand: NandConfig {
