@@ -96,8 +96,10 @@ pub enum Precondition {
         /// Random writes after the fill. `None`: until steady state — windows of
         /// `max(logical pages, 16,384)` writes until the write amplification of a window is within
         /// 1% of the previous window's, at most 32 windows.
+        #[serde(default)]
         writes: Option<u64>,
-        /// Seed of the ChaCha8 generator choosing the pages.
+        /// Seed of the ChaCha8 generator choosing the pages (default 0).
+        #[serde(default)]
         seed: u64,
     },
 }
@@ -504,8 +506,10 @@ mod tests {
         assert!(s.contains("\"kind\":\"bast\""), "{s}");
         let back: DeviceConfig = serde_json::from_str(&s).unwrap();
         assert_eq!(back, c);
-        let partial: DeviceConfig = serde_json::from_str(r#"{"kind":"page","gc":"cost-benefit"}"#).unwrap();
+        let partial: DeviceConfig =
+            serde_json::from_str(r#"{"kind":"page","gc":"cost-benefit","precondition":{"aged":{}}}"#).unwrap();
         assert_eq!(partial.gc, GcPolicy::CostBenefit);
+        assert_eq!(partial.precondition, Precondition::Aged { writes: None, seed: 0 });
         assert_eq!(partial.op_percent, 7.0);
         assert!(serde_json::from_str::<DeviceConfig>(r#"{"knd":"page"}"#).is_err());
     }

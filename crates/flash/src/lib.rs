@@ -16,6 +16,18 @@
 //!   page-mapped FTL is tested.
 //!
 //! The crate's `README.md` explains the translation layers and their merges with diagrams.
+//!
+//! ```
+//! use flashbuf_flash::{Device, DeviceConfig, DeviceKind};
+//!
+//! let cfg = DeviceConfig { kind: DeviceKind::Bast, ..Default::default() };
+//! assert_eq!(cfg.label(), "bast/micron/log8");
+//! let mut dev = cfg.build(1 << 16)?; // sized, filled sequentially, counters zeroed
+//! let t_ns = dev.write(42)?; // goes to a log block: one program, 220 µs on the MICRON chip
+//! assert_eq!(t_ns, 220_000);
+//! assert_eq!(dev.stats().host_writes, 1);
+//! # Ok::<(), flashbuf_flash::DeviceError>(())
+//! ```
 
 #![warn(missing_docs)]
 

@@ -263,3 +263,94 @@ fn long_run_fast() {
 fn long_run_fast_without_sequential_log() {
     long_run(AnyDevice::Fast(fast(8, 32, 4, false)), LONG_OPS, 7);
 }
+
+/// Blocks of 1, 2, 3 and 5 pages (including pages-per-block that are not powers of two, which
+/// take the page-mapped FTL off its shift fast path) and a logical size that is not a whole
+/// number of blocks.
+#[test]
+fn odd_geometries_match_the_model() {
+    for ppb in [1u32, 2, 3, 5] {
+        let logical = 10 * ppb as u64 - u64::from(ppb > 1);
+        let nand = |blocks| chip(ppb, blocks, 1_000_000);
+        let devices = vec![
+            AnyDevice::Page(
+                flashbuf_flash::PageFtl::new(flashbuf_flash::PageFtlConfig {
+                    nand: nand(13),
+                    logical_pages: logical,
+                    gc: GcPolicy::CostBenefit,
+                    gc_threshold: 1,
+                    wear_threshold: Some(3),
+                    verify: true,
+                    label: format!("page/ppb{ppb}"),
+                })
+                .unwrap(),
+            ),
+            AnyDevice::Page(
+                flashbuf_flash::PageFtl::new(flashbuf_flash::PageFtlConfig {
+                    nand: nand(12),
+                    logical_pages: logical,
+                    gc: GcPolicy::Greedy,
+                    gc_threshold: 1,
+                    wear_threshold: None,
+                    verify: true,
+                    label: format!("page-greedy/ppb{ppb}"),
+                })
+                .unwrap(),
+            ),
+            AnyDevice::Block(
+                flashbuf_flash::BlockFtl::new(flashbuf_flash::BlockFtlConfig {
+                    nand: nand(11),
+                    logical_pages: logical,
+                    verify: true,
+                    label: format!("block/ppb{ppb}"),
+                })
+                .unwrap(),
+            ),
+            AnyDevice::Bast(
+                flashbuf_flash::BastFtl::new(flashbuf_flash::BastFtlConfig {
+                    nand: nand(13),
+                    logical_pages: logical,
+                    log_blocks: 2,
+                    verify: true,
+                    label: format!("bast/ppb{ppb}"),
+                })
+                .unwrap(),
+            ),
+            AnyDevice::Fast(
+                flashbuf_flash::FastFtl::new(flashbuf_flash::FastFtlConfig {
+                    nand: nand(14),
+                    logical_pages: logical,
+                    log_blocks: 3,
+                    seq_log: true,
+                    verify: true,
+                    label: format!("fast/ppb{ppb}"),
+                })
+                .unwrap(),
+            ),
+        ];
+        for mut d in devices {
+            let mut m = Model::new(false, logical);
+            let mut rng = ChaCha8Rng::seed_from_u64(ppb as u64);
+            for i in 0..30_000u32 {
+                let r = rng.random_range(0..10u32);
+                if r < 5 {
+                    m.write(&mut d, rng.random_range(0..logical));
+                } else if r < 7 {
+                    let s = rng.random_range(0..logical);
+                    for k in 0..rng.random_range(1..8u64) {
+                        m.write(&mut d, (s + k) % logical);
+                    }
+                } else {
+                    m.read(&mut d, rng.random_range(0..logical));
+                }
+                if i.is_multiple_of(50) {
+                    d.check_invariants().unwrap_or_else(|e| panic!("{} after {i}: {e}", d.name()));
+                }
+            }
+            for p in 0..logical {
+                m.read(&mut d, p);
+            }
+            assert_eq!(d.stats().time_ns, m.time_ns);
+        }
+    }
+}

@@ -1,5 +1,5 @@
 //! Flash translation layers: each one turns logical page reads and writes into NAND operations on
-//! a [`Nand`](crate::nand::Nand) chip and implements [`Device`](crate::Device).
+//! a [`crate::nand::Nand`] chip and implements [`crate::Device`].
 //!
 //! * [`page`] — page-mapped, out-of-place writes, garbage collection (greedy, cost-benefit, FIFO),
 //!   dynamic and static wear levelling;

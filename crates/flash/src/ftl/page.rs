@@ -5,7 +5,7 @@
 //! cleaning) and Kawaguchi, Nishioka and Motoda (*A flash-memory based file system*, USENIX 1995:
 //! cost-benefit on flash); FIFO cleaning as analysed by Desnoyers (*Analytic modeling of SSD write
 //! performance*, SYSTOR 2012); threshold wear levelling after Lofgren et al. (US patent 6,850,443,
-//! the [32] of the AD-LRU paper, used by Flash-DBSim).
+//! reference \[32\] of the AD-LRU paper, used by Flash-DBSim).
 //!
 //! **Mapping.** A dense table maps every logical page to a physical page. A write goes
 //! out-of-place to the next free page of the *frontier* block; the old copy becomes invalid. A
