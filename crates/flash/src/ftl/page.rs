@@ -507,17 +507,28 @@ impl PageFtl {
     fn evacuate(&mut self, b: u32) -> Result<(), DeviceError> {
         self.state[b as usize] = VICTIM;
         let base = b * self.ppb;
-        for off in 0..self.ppb {
-            if self.valid[b as usize] == 0 {
-                break;
+        // Two passes per chunk of pages: first find the valid ones (independent, branch-free
+        // lookups the CPU overlaps — on large devices each is a cache miss), then copy them
+        // (their mapping entries are now cached). Copies cannot invalidate other pages of the
+        // victim, so validity found in the first pass holds in the second.
+        const CHUNK: u32 = 64;
+        let mut valid_offsets = [0u32; CHUNK as usize];
+        let mut start = 0;
+        while start < self.ppb && self.valid[b as usize] > 0 {
+            let end = (start + CHUNK).min(self.ppb);
+            let mut n = 0;
+            for off in start..end {
+                let ppn = base + off;
+                let lpn = self.flash.nand.peek_lpn_unchecked(ppn);
+                valid_offsets[n] = off;
+                n += usize::from(self.l2p[lpn as usize] == ppn);
             }
-            let ppn = base + off;
-            let lpn = self.flash.nand.peek_lpn_unchecked(ppn);
-            if self.l2p[lpn as usize] == ppn {
+            for &off in &valid_offsets[..n] {
                 let tag = self.flash.nand.read(b, off)?;
                 self.flash.counters.page_copies += 1;
                 self.place(tag)?;
             }
+            start = end;
         }
         debug_assert_eq!(self.valid[b as usize], 0, "every valid page left the victim");
         if self.flash.release(b)? {
