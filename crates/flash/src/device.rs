@@ -40,6 +40,18 @@ pub enum DeviceError {
     /// The device has no free space left to serve a write (should be prevented by configuration).
     #[error("device is out of free space: {0}")]
     NoSpace(String),
+    /// A translation layer asked the NAND chip for something flash cannot do (program a page that
+    /// is not the block's next free page, read an unprogrammed page, address a page that does not
+    /// exist). Only a bug in a translation layer causes this; tests check it never happens.
+    #[error("flash rule violated at block {block}, page offset {offset}: {rule}")]
+    FlashRule {
+        /// Physical block number.
+        block: u64,
+        /// Page offset inside the block.
+        offset: u64,
+        /// The rule that was broken.
+        rule: &'static str,
+    },
 }
 
 /// Counters every device keeps. Devices that have no notion of a counter leave it at zero; the
@@ -66,17 +78,20 @@ pub struct DeviceStats {
     pub merges_switch: u64,
     /// Partial merges (remaining pages copied into the log block, which becomes the data block).
     pub merges_partial: u64,
-    /// Full merges (valid pages gathered into a new block, two or more erases).
+    /// Full merges (valid pages gathered into a new block; the old data block and, once, the log
+    /// block are erased). A FAST victim log holding pages of `k` data blocks counts `k`.
     pub merges_full: u64,
     /// Sum of simulated latencies, in nanoseconds.
     pub time_ns: Nanos,
-    /// Smallest erase count of any physical block.
+    /// Smallest erase count of any physical block. The four erase-count fields describe lifetime
+    /// wear: unlike the other counters they include erases made before the last counter reset
+    /// (preconditioning).
     pub erase_count_min: u64,
-    /// Largest erase count of any physical block.
+    /// Largest erase count of any physical block (lifetime).
     pub erase_count_max: u64,
-    /// Mean erase count over physical blocks.
+    /// Mean erase count over physical blocks (lifetime).
     pub erase_count_mean: f64,
-    /// Standard deviation of erase counts over physical blocks.
+    /// Population standard deviation of erase counts over physical blocks (lifetime).
     pub erase_count_std: f64,
 }
 

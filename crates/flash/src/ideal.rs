@@ -38,6 +38,11 @@ impl IdealDevice {
         Ok(IdealDevice { config, stats: DeviceStats::default() })
     }
 
+    /// Zeroes the counters.
+    pub fn reset_stats(&mut self) {
+        self.stats = DeviceStats::default();
+    }
+
     #[inline]
     fn check(&self, page: u64) -> Result<(), DeviceError> {
         if page >= self.config.logical_pages {
