@@ -223,7 +223,13 @@ pub(crate) struct CleanInWindow {
 
 impl CleanInWindow {
     pub(crate) fn new(capacity: usize) -> Self {
-        CleanInWindow { clean: FrameLists::new(capacity, 1), dirty: vec![false; capacity] }
+        Self::with_lists(capacity, 1)
+    }
+
+    /// Like [`CleanInWindow::new`], with lists `1..lists` of the same [`FrameLists`] left for
+    /// the caller (CFLRU/C keeps its write-count buckets there).
+    pub(crate) fn with_lists(capacity: usize, lists: usize) -> Self {
+        CleanInWindow { clean: FrameLists::new(capacity, lists), dirty: vec![false; capacity] }
     }
 
     /// The LRU-most unpinned clean frame inside the window.

@@ -10,9 +10,14 @@
 //! reproduces.)
 //!
 //! Implementation: the CFLRU window machinery of [`crate::cflru`] (window size
-//! `W = ⌊w·B + ½⌋`, the same rounding), plus an [`IndexedHeap`] over the dirty frames inside
-//! the window keyed by `(write count, recency stamp)`, kept in step as frames enter and leave the
-//! window: O(log B) per window change, O(1) to find the victim.
+//! `W = ⌊w·B + ½⌋`, the same rounding), plus the dirty frames inside the window sorted by write
+//! count: counts `1..=63` in one LRU-ordered bucket list per count (frames enter the window only
+//! at its MRU end, so pushing to a bucket's front keeps it in LRU order) with a 64-bit mask of
+//! the non-empty buckets, and the rare frames with 64 writes or more in an [`IndexedHeap`] keyed
+//! by `(write count, recency stamp)`. Finding the victim is O(1) (the lowest set bit of the mask,
+//! that bucket's LRU end); a frame entering or leaving the window costs O(1), or O(log B) for a
+//! frame in the heap. The differential test in `tests/adlru_family.rs` checks the decisions
+//! against an O(n) scan of the window.
 //!
 //! Choices where the papers are silent:
 //! * Write reference count = number of write accesses to the page since it entered the buffer
@@ -63,11 +68,19 @@ impl PolicyParams for CflruCConfig {
 /// Heap key of a dirty frame inside the window: (write count, recency stamp).
 type Key = (u32, u64);
 
-/// Per-frame state and the two window-side structures.
+/// Write counts below this have a bucket list (list id = count; list 0 holds the clean frames).
+const BUCKETS: u32 = 64;
+
+/// Per-frame state and the window-side structures.
 #[derive(Clone, Debug)]
 struct Side {
+    /// List 0: clean frames inside the window; list `c` (`1..BUCKETS`): dirty frames inside the
+    /// window with write count `c`. All in LRU order.
     clean: CleanInWindow,
-    dirty_heap: IndexedHeap<Key>,
+    /// Bit `c` set iff bucket list `c` is non-empty.
+    nonempty: u64,
+    /// Dirty frames inside the window with `BUCKETS` or more writes.
+    heavy: IndexedHeap<Key>,
     writes: Vec<u32>,
     stamp: Vec<u64>,
 }
@@ -76,17 +89,32 @@ impl WindowSide for Side {
     #[inline]
     fn enter(&mut self, frame: FrameId) {
         let f = frame as usize;
-        if self.clean.dirty[f] {
-            self.dirty_heap.push(frame, (self.writes[f], self.stamp[f]));
-        } else {
+        if !self.clean.dirty[f] {
             self.clean.enter(frame);
+            return;
+        }
+        let c = self.writes[f];
+        if c < BUCKETS {
+            self.clean.clean.push_front(c as u8, frame);
+            self.nonempty |= 1 << c;
+        } else {
+            self.heavy.push(frame, (c, self.stamp[f]));
         }
     }
 
     #[inline]
     fn leave(&mut self, frame: FrameId) {
-        self.clean.leave(frame);
-        self.dirty_heap.remove(frame);
+        match self.clean.clean.remove(frame) {
+            Some(0) => {}
+            Some(list) => {
+                if self.clean.clean.is_empty(list) {
+                    self.nonempty &= !(1 << list);
+                }
+            }
+            None => {
+                self.heavy.remove(frame);
+            }
+        }
     }
 }
 
@@ -96,7 +124,7 @@ pub struct CflruC {
     window: LruWindow,
     side: Side,
     next_stamp: u64,
-    /// Pinned heap entries popped while looking for a victim, pushed back afterwards.
+    /// Pinned heavy entries popped while looking for a victim, pushed back afterwards.
     scratch: Vec<(FrameId, Key)>,
 }
 
@@ -113,17 +141,30 @@ impl CflruC {
 
     /// The unpinned dirty frame inside the window with the lowest (count, stamp).
     fn lowest_dirty<P: Pins + ?Sized>(&mut self, pins: &P) -> Option<FrameId> {
+        let lists = &self.side.clean.clean;
+        let mut mask = self.side.nonempty;
+        while mask != 0 {
+            let list = mask.trailing_zeros() as u8;
+            let mut cand = lists.back(list);
+            while let Some(f) = cand {
+                if !pins.is_pinned(f) {
+                    return Some(f);
+                }
+                cand = lists.prev(f);
+            }
+            mask &= mask - 1;
+        }
         let mut found = None;
-        while let Some((f, key)) = self.side.dirty_heap.peek() {
+        while let Some((f, key)) = self.side.heavy.peek() {
             if !pins.is_pinned(f) {
                 found = Some(f);
                 break;
             }
-            self.side.dirty_heap.pop();
+            self.side.heavy.pop();
             self.scratch.push((f, key));
         }
         while let Some((f, key)) = self.scratch.pop() {
-            self.side.dirty_heap.push(f, key);
+            self.side.heavy.push(f, key);
         }
         found
     }
@@ -136,8 +177,9 @@ impl Replacer for CflruC {
         CflruC {
             window: LruWindow::new(capacity, window_pages(config.w, capacity)),
             side: Side {
-                clean: CleanInWindow::new(capacity),
-                dirty_heap: IndexedHeap::new(capacity),
+                clean: CleanInWindow::with_lists(capacity, BUCKETS as usize),
+                nonempty: 0,
+                heavy: IndexedHeap::new(capacity),
                 writes: vec![0; capacity],
                 stamp: vec![0; capacity],
             },
@@ -204,33 +246,57 @@ impl Replacer for CflruC {
 
     fn check_invariants(&self) -> Result<(), String> {
         self.window.check()?;
-        self.side.clean.check(&self.window)?;
-        self.side.dirty_heap.check()?;
+        let side = &self.side;
+        side.clean.check(&self.window)?;
+        side.heavy.check()?;
+        let lists = &side.clean.clean;
+        let mut in_buckets = 0;
+        for c in 1..BUCKETS {
+            let list = c as u8;
+            in_buckets += lists.len(list);
+            if (side.nonempty >> c & 1 == 1) == lists.is_empty(list) {
+                return Err(format!("cflru-c: mask bit {c} disagrees with bucket length {}", lists.len(list)));
+            }
+        }
+        if side.nonempty & 1 != 0 {
+            return Err("cflru-c: mask bit 0 set".into());
+        }
         let mut dirty_in_window = 0;
+        let mut last_stamp = [None::<u64>; BUCKETS as usize];
         for f in self.window.window_from_back() {
             let i = f as usize;
-            if !self.side.clean.dirty[i] {
+            if !side.clean.dirty[i] {
                 continue;
             }
             dirty_in_window += 1;
-            if !self.side.dirty_heap.contains(f) {
-                return Err(format!("cflru-c: dirty frame {f} inside the window is not in the heap"));
-            }
-            let want = (self.side.writes[i], self.side.stamp[i]);
-            if self.side.dirty_heap.key(f) != want {
-                return Err(format!(
-                    "cflru-c: frame {f} has heap key {:?}, want {want:?}",
-                    self.side.dirty_heap.key(f)
-                ));
-            }
-            if self.side.writes[i] == 0 {
+            let c = side.writes[i];
+            if c == 0 {
                 return Err(format!("cflru-c: dirty frame {f} has write count 0"));
             }
+            if c < BUCKETS {
+                if !lists.contains(c as u8, f) {
+                    return Err(format!("cflru-c: dirty frame {f} with {c} writes is not in bucket {c}"));
+                }
+                // The window is walked from the LRU end, so a bucket's frames must come in
+                // the bucket's own order from its back.
+                let prev = last_stamp[c as usize].replace(side.stamp[i]);
+                let want_prev = lists.next(f).map(|g| side.stamp[g as usize]);
+                if prev != want_prev {
+                    return Err(format!("cflru-c: bucket {c} is out of LRU order at frame {f}"));
+                }
+            } else {
+                if !side.heavy.contains(f) {
+                    return Err(format!("cflru-c: dirty frame {f} with {c} writes is not in the heap"));
+                }
+                if side.heavy.key(f) != (c, side.stamp[i]) {
+                    return Err(format!("cflru-c: frame {f} has heap key {:?}", side.heavy.key(f)));
+                }
+            }
         }
-        if dirty_in_window != self.side.dirty_heap.len() {
+        if dirty_in_window != in_buckets + side.heavy.len() {
             return Err(format!(
-                "cflru-c: heap holds {} frames, {dirty_in_window} dirty frames in the window",
-                self.side.dirty_heap.len()
+                "cflru-c: {in_buckets} bucketed and {} heavy frames, {dirty_in_window} dirty frames in the window",
+                side.heavy.len()
             ));
         }
         Ok(())
@@ -305,6 +371,48 @@ mod tests {
         assert_eq!(h.policy.write_count(h.frame_of(1).unwrap()), 0);
         h.write(1);
         assert_eq!(h.policy.write_count(h.frame_of(1).unwrap()), 1);
+    }
+
+    #[test]
+    fn counts_of_64_and_more_are_ordered_too() {
+        // Capacity 4, window = everything. Page 1: 100 writes, 2: 70, 3: 64, 4: 63 (a bucket).
+        let mut h = cflru_c(4, 1.0);
+        for (p, n) in [(1, 100), (2, 70), (3, 64), (4, 63)] {
+            for _ in 0..n {
+                h.write(p);
+            }
+        }
+        h.write(5); // evicts 4 (63 writes, the only bucketed one)
+        assert_eq!(h.evicted_pages(), vec![4]);
+        for _ in 0..70 {
+            h.write(5); // 71 writes: heavy
+        }
+        h.write(6); // heavy: 1 (100), 2 (70), 3 (64), 5 (71) -> 3
+        assert_eq!(h.evicted_pages(), vec![4, 3]);
+        for _ in 0..69 {
+            h.write(6); // 70 writes, ties with page 2, which is less recently used
+        }
+        h.write(7);
+        assert_eq!(h.evicted_pages(), vec![4, 3, 2]);
+        h.pin(h.frame_of(6).unwrap());
+        for _ in 0..99 {
+            h.write(7); // 100 writes: ties with page 1, which is less recently used
+        }
+        h.read(8); // 6 (70) is pinned; page 5 (71) is next lowest
+        assert_eq!(h.evicted_pages(), vec![4, 3, 2, 5]);
+        h.read(9); // clean 8 goes first
+        assert_eq!(h.evicted_pages(), vec![4, 3, 2, 5, 8]);
+        h.write(10); // clean 9 first
+        h.write(11); // dirty: 1 (100), 7 (100), 10 (1) -> 10
+        assert_eq!(h.evicted_pages(), vec![4, 3, 2, 5, 8, 9, 10]);
+        h.unpin(h.frame_of(6).unwrap());
+        h.write(11); // 2 writes: bucketed, below every heavy page
+        for _ in 0..100 {
+            h.write(11); // 102 writes: heavy; now 6 (70) is the lowest
+        }
+        h.write(12);
+        assert_eq!(h.evicted_pages(), vec![4, 3, 2, 5, 8, 9, 10, 6]);
+        h.policy.check_invariants().unwrap();
     }
 
     #[test]

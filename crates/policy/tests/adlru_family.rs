@@ -363,6 +363,29 @@ proptest! {
     }
 }
 
+/// Few pages and long traces: write counts pass 64, where CFLRU/C switches from its count buckets
+/// to its heap.
+fn heavy_scenario() -> impl Strategy<Value = (usize, Vec<Op>)> {
+    (1usize..8, 1u64..4).prop_flat_map(|(cap, extra)| {
+        let op = prop_oneof![
+            30 => (0..cap as u64 + extra, proptest::bool::weighted(0.9)).prop_map(|(p, w)| Op::Access(p, w)),
+            1 => any::<usize>().prop_map(Op::Pin),
+            1 => any::<usize>().prop_map(Op::Unpin),
+        ];
+        (Just(cap), proptest::collection::vec(op, 1..3000))
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(60))]
+
+    #[test]
+    fn cflru_c_matches_model_with_heavy_writers((cap, ops) in heavy_scenario(), quarters in 0usize..=4) {
+        let w = quarters as f64 / 4.0;
+        differential::<CflruC, _>(cap, CflruCConfig { w }, CflruModel::new(cap, quarters, true), &ops)?;
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // The shared contract on random traces (no pins; the differential runs above add random pins
 // and the Harness checks the same contract after every one of their accesses).
