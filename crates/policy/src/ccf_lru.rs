@@ -8,11 +8,16 @@
 //! is empty, it employs the same policy as LRU-WSR to select a dirty page from the mixed queue."
 //! The CCF-LRU abstract adds that hot clean pages get another chance before eviction.
 //!
-//! How pages move (the paper text itself was not available; this follows the AD-LRU summary and
-//! agrees with the two public implementations consulted, SNK-DB's `CCFLRU.h` and Flash-DBSim's
-//! sample `CCFLRU`):
-//! * A miss by a read puts the page at the MRU end of the cold clean queue; a miss by a write puts
-//!   it at the MRU end of the mixed queue with its cold flag clear, as LRU-WSR inserts pages.
+//! How pages move (the CCF-LRU paper text itself was not available; this follows the AD-LRU
+//! summary, whose definition of *cold* is "first-referenced", and agrees with a public
+//! implementation built on Flash-DBSim, the simulator of the AD-LRU paper: GitHub
+//! `dohee/flash-sim`, `Buffers/Managers/CCFLRU.cs`):
+//! * A miss by a read puts the page at the MRU end of the cold clean queue. A miss by a write puts
+//!   it at the MRU end of the mixed queue as a *cold dirty* page: its cold flag is set, because
+//!   the page has been referenced only once. (This is where CCF-LRU differs from LRU-WSR, whose
+//!   cold flag means "passed over once" and starts clear; SNK-DB's `CCFLRU.h` starts it clear
+//!   here too. A newly written page therefore gets no second chance until it is referenced
+//!   again.)
 //! * Any hit moves the page to the MRU end of the mixed queue and clears its cold flag: a cold
 //!   clean page referenced again becomes a hot clean page (or a hot dirty one on a write).
 //! * Victim: the LRU page of the cold clean queue if there is one. Otherwise the mixed queue is
@@ -117,7 +122,8 @@ impl Replacer for CcfLru {
         let f = frame as usize;
         let write = access.kind.is_write();
         self.dirty[f] = write;
-        self.cold[f] = false;
+        // Referenced once: cold. (Only meaningful in the mixed queue, i.e. for a write.)
+        self.cold[f] = write;
         self.lists.push_front(if write { MIXED } else { COLD_CLEAN }, frame);
     }
 
@@ -197,19 +203,39 @@ mod tests {
 
     #[test]
     fn without_cold_clean_pages_lru_wsr_runs_on_the_mixed_queue() {
-        // Capacity 3, all pages written: mixed queue 1 2 3 (LRU first), all hot. Miss: 1, 2, 3
-        // get their second chance (cold, to MRU), then 1 is met again, cold, and evicted.
+        // Capacity 3, pages written twice: mixed queue 1 2 3 (LRU first), all hot dirty. Miss:
+        // 1, 2, 3 get their second chance (cold, to MRU), then 1 is met again, cold, and evicted.
         let mut h = Harness::<CcfLru>::new(3, NoParams);
-        for p in [1, 2, 3] {
+        for p in [1, 2, 3, 1, 2, 3] {
             h.write(p);
         }
-        h.write(4);
+        for p in [1, 2, 3] {
+            assert!(!h.policy.is_cold(h.frame_of(p).unwrap()), "page {p} was referenced twice: hot");
+        }
+        h.read(4);
         assert_eq!(h.evicted_pages(), vec![1]);
         assert!(h.policy.is_cold(h.frame_of(2).unwrap()));
-        // A hit on 2 clears its flag; 3 is cold at the LRU end and goes next.
+        // A hit on 2 clears its flag; 3 is cold at the LRU end and goes next (page 4 is a cold
+        // clean page and would go first: make it hot).
         h.read(2);
+        h.read(4);
         h.write(5);
         assert_eq!(h.evicted_pages(), vec![1, 3]);
+    }
+
+    #[test]
+    fn newly_written_page_is_cold_dirty_and_goes_before_hot_dirty_pages() {
+        // Capacity 3: 1 and 2 written twice (hot dirty), 3 written once (cold dirty, MRU).
+        // Miss: 1 and 2 get their second chance; 3 is cold and is evicted without one.
+        let mut h = Harness::<CcfLru>::new(3, NoParams);
+        for p in [1, 1, 2, 2, 3] {
+            h.write(p);
+        }
+        assert!(h.policy.is_cold(h.frame_of(3).unwrap()));
+        h.write(4);
+        assert_eq!(h.evicted_pages(), vec![3]);
+        assert!(h.policy.is_cold(h.frame_of(1).unwrap()));
+        assert!(h.policy.is_cold(h.frame_of(2).unwrap()));
     }
 
     #[test]

@@ -10,9 +10,10 @@
 //! Cold flag: a page is (re)considered hot whenever it is referenced, so a hit clears the flag,
 //! and a page enters the buffer with the flag clear (it has just been referenced). The flag is
 //! set only by the second chance; a dirty page that is not referenced again before it reaches
-//! the LRU end a second time is cold and goes. (This is the reading of the two public
-//! implementations consulted, SNK-DB's `LRUWSR.h` and Flash-DBSim's sample `LRUWSR`; the paper
-//! text itself was not available.) The flag matters only for dirty pages.
+//! the LRU end a second time is cold and goes. (The paper text itself was not available; this is
+//! what both public implementations consulted do: GitHub `ggustavo/SNK-DB`,
+//! `src/dbms/buffer_manager/policies/LRUWSR.h`, and `dohee/flash-sim`,
+//! `Buffers/Managers/LRUWSR.cs`.) The flag matters only for dirty pages.
 //!
 //! Choices where the papers are silent: pinned frames keep their place and flag and are
 //! skipped; the search walks from the LRU end towards the MRU end, so frames given a second

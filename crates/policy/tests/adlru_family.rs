@@ -147,8 +147,8 @@ impl Model for LruWsrModel {
     }
 }
 
-/// CCF-LRU: reads enter the cold clean queue, writes the mixed queue; a hit moves the page to
-/// the mixed queue's MRU end (hot). Victim: the cold clean queue's LRU page; else LRU-WSR on the
+/// CCF-LRU: reads enter the cold clean queue, writes the mixed queue as cold dirty pages (cold
+/// flag set: referenced once); a hit moves the page to the mixed queue's MRU end (hot). Victim: the cold clean queue's LRU page; else LRU-WSR on the
 /// mixed queue, where a hot clean page is demoted to the cold clean queue's MRU end; if the mixed
 /// queue runs out, the cold clean queue's LRU page.
 struct CcfLruModel {
@@ -189,7 +189,7 @@ impl Model for CcfLruModel {
                 .expect("a frame is unpinned");
             victim = Some((e.page, e.dirty));
         }
-        let e = Entry::new(page, write, false);
+        let e = Entry::new(page, write, write);
         if write {
             self.mixed.push(e);
         } else {
@@ -511,7 +511,7 @@ const GOLDEN: &[(&str, [(u64, u64); 3])] = &[
     ("lru", [(1998, 9505), (7738, 7426), (17037, 1984)]),
     ("cflru", [(2030, 9260), (7943, 6569), (17000, 1818)]),
     ("lru-wsr", [(2035, 9339), (7865, 6864), (17001, 1906)]),
-    ("ccf-lru", [(2087, 9006), (8196, 5903), (17006, 1784)]),
+    ("ccf-lru", [(2124, 8983), (8717, 5670), (17008, 1791)]),
     ("cflru-c", [(2205, 9184), (8923, 6075), (16998, 1828)]),
     ("ad-lru", [(2511, 8803), (9645, 5231), (17012, 1809)]),
 ];
