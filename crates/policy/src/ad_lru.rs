@@ -15,9 +15,16 @@
 //! `SelectVictim(L)` (Algorithm 2): if `L` has a clean page, evict its FC ("first clean") page,
 //! the least recently used clean page of `L`; otherwise start at the LRU end of `L`: while the
 //! page there has `Ref = 1`, move it to the MRU end of `L` and set `Ref = 0`; evict the first page
-//! found with `Ref = 0`. The FC pointer is kept in O(1): every queue has a sub-list of its clean
-//! pages in the same order, so FC is the sub-list's LRU end. Pages only become dirty on a hit,
-//! which moves them to an MRU end anyway, and the second chance only moves dirty pages.
+//! found with `Ref = 0`.
+//!
+//! Implementation: each queue is kept as two LRU lists, its clean pages and its dirty pages, so
+//! the FC page is the clean list's LRU end (O(1)). The second chance runs only when the queue has
+//! no clean page (no unpinned one, with pins), and then it visits exactly the dirty list, in the
+//! queue's order, and moves pages to its MRU end. So the interleaving of clean and dirty pages
+//! within a queue never influences a decision, and need not be stored. Pages only become dirty
+//! on a hit, which moves them to the MRU end of `Lh` anyway. Every operation is O(1) except the
+//! second chance, O(pages passed over). The differential test in `tests/adlru_family.rs` checks
+//! the decisions against a `Vec` model of the two queues written from Algorithms 1 and 2.
 //!
 //! Choices where the paper is silent:
 //! * `min_lc` is a fraction of the buffer (0.1 in the paper's Zipf experiments), so the test
@@ -33,14 +40,18 @@
 //!   page of both queues is pinned.
 //! * The dirty bit is set by any write access and cleared only when the page leaves the buffer.
 
+use crate::cflru::lru_unpinned_of;
 use crate::lists::FrameLists;
 use crate::params::{ParamDoc, PolicyParams, fmt_float, parse_fraction};
 use crate::replacer::{Access, EvictError, Evictions, FrameId, Pins, Replacer};
 
-/// The cold queue `Lc`.
-const COLD: u8 = 0;
-/// The hot queue `Lh`.
-const HOT: u8 = 1;
+/// `Lc`'s clean and dirty pages; `Lh`'s are the next two lists (`+ HOT`).
+const COLD_CLEAN: u8 = 0;
+const COLD_DIRTY: u8 = 1;
+/// Offset of `Lh`'s lists.
+const HOT: u8 = 2;
+/// Offset of the dirty list within a queue.
+const DIRTY: u8 = 1;
 
 /// Parameters of [`AdLru`].
 #[derive(Clone, Debug, PartialEq)]
@@ -82,11 +93,8 @@ fn min_lc_pages(min_lc: f64, capacity: usize) -> usize {
 /// The AD-LRU policy.
 #[derive(Clone, Debug)]
 pub struct AdLru {
-    /// `Lc` and `Lh`, front = MRU.
-    queues: FrameLists,
-    /// The clean pages of each queue (same list ids), in the queue's order.
-    clean: FrameLists,
-    dirty: Vec<bool>,
+    /// `Lc` clean, `Lc` dirty, `Lh` clean, `Lh` dirty; front = MRU.
+    lists: FrameLists,
     referenced: Vec<bool>,
     min_lc_pages: usize,
 }
@@ -94,12 +102,12 @@ pub struct AdLru {
 impl AdLru {
     /// `c`: pages in the cold queue.
     pub fn cold_len(&self) -> usize {
-        self.queues.len(COLD)
+        self.lists.len(COLD_CLEAN) + self.lists.len(COLD_DIRTY)
     }
 
     /// `h`: pages in the hot queue.
     pub fn hot_len(&self) -> usize {
-        self.queues.len(HOT)
+        self.lists.len(HOT + COLD_CLEAN) + self.lists.len(HOT + COLD_DIRTY)
     }
 
     /// `⌊min_lc·B⌋`: the victim comes from the cold queue only while `c` exceeds this.
@@ -109,7 +117,7 @@ impl AdLru {
 
     /// Whether `frame` is in the hot queue.
     pub fn is_hot(&self, frame: FrameId) -> bool {
-        self.queues.contains(HOT, frame)
+        self.lists.list_of(frame).is_some_and(|l| l >= HOT)
     }
 
     /// The reference bit `Ref` of the page in `frame`.
@@ -117,22 +125,20 @@ impl AdLru {
         self.referenced[frame as usize]
     }
 
-    /// Algorithm 2 on queue `q`, over unpinned pages; `None` if `q` has none.
+    /// Algorithm 2 on the queue whose clean list is `q` (`COLD_CLEAN` or `HOT`), over unpinned
+    /// pages; `None` if it has none.
     fn select_victim<P: Pins + ?Sized>(&mut self, q: u8, pins: &P) -> Option<FrameId> {
-        // FC: the LRU-most (unpinned) clean page of q.
-        let mut cand = self.clean.back(q);
-        while let Some(f) = cand {
-            if !pins.is_pinned(f) {
-                return Some(f);
-            }
-            cand = self.clean.prev(f);
+        // FC: the LRU-most (unpinned) clean page.
+        if let Some(f) = lru_unpinned_of(&self.lists, q, pins) {
+            return Some(f);
         }
-        // Second chance from the LRU end. Every unpinned page met here is dirty.
-        let n = self.queues.len(q);
-        let mut cur = self.queues.back(q);
+        // Second chance from the LRU end: the queue's unpinned pages are all dirty.
+        let dirty = q + DIRTY;
+        let n = self.lists.len(dirty);
+        let mut cur = self.lists.back(dirty);
         for _ in 0..2 * n + 1 {
             let f = cur?;
-            let towards_mru = self.queues.prev(f);
+            let towards_mru = self.lists.prev(f);
             if pins.is_pinned(f) {
                 cur = towards_mru;
                 continue;
@@ -142,7 +148,7 @@ impl AdLru {
                 return Some(f);
             }
             self.referenced[i] = false;
-            self.queues.move_to_front(q, f);
+            self.lists.move_to_front(dirty, f);
             // When f was the MRU-most page it is the next one to examine.
             cur = towards_mru.or(Some(f));
         }
@@ -155,9 +161,7 @@ impl Replacer for AdLru {
 
     fn new(capacity: usize, config: &AdLruConfig) -> Self {
         AdLru {
-            queues: FrameLists::new(capacity, 2),
-            clean: FrameLists::new(capacity, 2),
-            dirty: vec![false; capacity],
+            lists: FrameLists::new(capacity, 4),
             referenced: vec![false; capacity],
             min_lc_pages: min_lc_pages(config.min_lc, capacity),
         }
@@ -165,27 +169,17 @@ impl Replacer for AdLru {
 
     #[inline]
     fn on_hit(&mut self, frame: FrameId, access: &Access) {
-        let f = frame as usize;
-        self.dirty[f] |= access.kind.is_write();
-        self.referenced[f] = true;
-        // Lines 2 and 8: to the MRU end of Lh (from Lh or Lc); FC pointers follow (3, 9, 11).
-        self.queues.move_to_front(HOT, frame);
-        self.clean.remove(frame);
-        if !self.dirty[f] {
-            self.clean.push_front(HOT, frame);
-        }
+        self.referenced[frame as usize] = true;
+        // Lines 2 and 8: to the MRU end of Lh (from Lh or Lc); the FC pointers follow (3, 9, 11).
+        let was_dirty = self.lists.list_of(frame).is_some_and(|l| l & DIRTY != 0);
+        let dirty = was_dirty || access.kind.is_write();
+        self.lists.move_to_front(HOT + if dirty { DIRTY } else { 0 }, frame);
     }
 
     #[inline]
     fn on_insert(&mut self, frame: FrameId, access: &Access) {
-        let f = frame as usize;
-        let write = access.kind.is_write();
-        self.dirty[f] = write;
-        self.referenced[f] = true;
-        self.queues.push_front(COLD, frame);
-        if !write {
-            self.clean.push_front(COLD, frame);
-        }
+        self.referenced[frame as usize] = true;
+        self.lists.push_front(if access.kind.is_write() { COLD_DIRTY } else { COLD_CLEAN }, frame);
     }
 
     #[inline]
@@ -198,41 +192,32 @@ impl Replacer for AdLru {
         if self.len() == 0 {
             return Err(EvictError::Empty);
         }
-        let (first, second) = if self.cold_len() > self.min_lc_pages { (COLD, HOT) } else { (HOT, COLD) };
+        let (first, second) = if self.cold_len() > self.min_lc_pages { (COLD_CLEAN, HOT) } else { (HOT, COLD_CLEAN) };
         let victim = match self.select_victim(first, pins) {
             Some(f) => f,
             None => self.select_victim(second, pins).ok_or(EvictError::AllPinned)?,
         };
-        self.queues.remove(victim);
-        self.clean.remove(victim);
+        self.lists.remove(victim);
         out.victims.push(victim);
         Ok(())
     }
 
     fn remove(&mut self, frame: FrameId) {
-        self.queues.remove(frame);
-        self.clean.remove(frame);
+        self.lists.remove(frame);
     }
 
     fn len(&self) -> usize {
-        self.queues.len(COLD) + self.queues.len(HOT)
+        self.cold_len() + self.hot_len()
     }
 
     fn is_dirty(&self, frame: FrameId) -> Option<bool> {
-        Some(self.dirty[frame as usize])
+        Some(self.lists.list_of(frame).is_some_and(|l| l & DIRTY != 0))
     }
 
     fn check_invariants(&self) -> Result<(), String> {
-        self.queues.check()?;
-        self.clean.check()?;
-        for q in [COLD, HOT] {
-            let want: Vec<FrameId> = self.queues.iter_from_back(q).filter(|&f| !self.dirty[f as usize]).collect();
-            let got: Vec<FrameId> = self.clean.iter_from_back(q).collect();
-            if got != want {
-                return Err(format!("ad-lru: clean list of queue {q} is {got:?}, the queue's clean pages {want:?}"));
-            }
-        }
-        Ok(())
+        // Dirtiness and queue membership are the list a frame is in; the harness cross-checks
+        // the dirty bits, the differential test the order.
+        self.lists.check()
     }
 }
 
@@ -375,7 +360,7 @@ mod tests {
         h.write(7);
         assert_eq!(h.evicted_pages(), vec![1, 5, 2]);
         // Order of the survivors shows the second-chance moves: 3, 4, 6, 7 from the LRU end.
-        let order: Vec<FrameId> = h.policy.queues.iter_from_back(COLD).collect();
+        let order: Vec<FrameId> = h.policy.lists.iter_from_back(COLD_DIRTY).collect();
         let want: Vec<FrameId> = [3, 4, 6, 7].iter().map(|&p| h.frame_of(p).unwrap()).collect();
         assert_eq!(order, want);
     }

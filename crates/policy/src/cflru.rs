@@ -7,13 +7,15 @@
 //! clean page inside the window; when the window holds no clean page, it is the LRU page.
 //!
 //! Implementation: the paper scans the window on every eviction. flashbuf makes the same
-//! decisions in O(1) per operation (CFDC §3.1 makes the same observation): a window-boundary
-//! pointer in the LRU list plus a second list holding exactly the clean frames inside the window,
-//! in LRU order. The window is always the last `min(W, len)` frames of the list; a frame leaves
-//! it only when it is hit (moved to the MRU end) or removed, and then the frame just in front of
-//! the boundary slides in. Frames only ever enter at the window's MRU end, so pushing them to the
-//! front of the clean list keeps it in LRU order. The differential test in
-//! `tests/adlru_family.rs` checks this against an O(n) scan written from the paper's text.
+//! decisions in O(1) per operation with the structure of the CFDC paper's §3.1 ("improved
+//! CFLRU ... behaves the same as the original algorithm in terms of hit ratio and flash write
+//! count"): the working region is one LRU list, and the window is split into a clean list and a
+//! dirty list, each in LRU order. A frame enters the window only from the LRU end of the working
+//! region, at the window's MRU end; it leaves only when it is hit (to the MRU end of the working
+//! region) or removed, and then the LRU page of the working region slides in. So the LRU-most
+//! clean page of the window is the clean list's LRU end, and when the window holds no clean page
+//! the LRU page is the dirty list's LRU end. The differential test in `tests/adlru_family.rs`
+//! checks the decisions against an O(n) scan written from the paper's text.
 //!
 //! Choices where the papers are silent:
 //! * Window size in pages: `W = ⌊w·B + ½⌋`, i.e. `w·B` rounded to the nearest whole page with
@@ -23,13 +25,15 @@
 //! * While the buffer holds fewer than `W` pages, all of them are in the window.
 //! * Pinned frames keep their place (a pinned page still counts towards the window) and are
 //!   skipped: the victim is the LRU-most *unpinned* clean page inside the window, else the
-//!   LRU-most unpinned page of the whole list.
+//!   LRU-most unpinned page of the whole list (every unpinned page of the window is then dirty,
+//!   so that is the dirty list's LRU-most unpinned page, or, when the whole window is pinned, the
+//!   working region's).
 //! * A page's dirty bit is set by any write access and cleared only when the page leaves the
 //!   buffer.
 
 use crate::lists::FrameLists;
 use crate::params::{ParamDoc, PolicyParams, fmt_float, parse_fraction};
-use crate::replacer::{Access, EvictError, Evictions, FrameId, NIL, Pins, Replacer};
+use crate::replacer::{Access, EvictError, Evictions, FrameId, Pins, Replacer};
 
 /// Parameters of [`Cflru`].
 #[derive(Clone, Debug, PartialEq)]
@@ -69,37 +73,55 @@ pub(crate) fn window_pages(w: f64, capacity: usize) -> usize {
     (pages.max(0.0) as usize).min(capacity)
 }
 
-/// Told when a frame enters or leaves the clean-first window of an [`LruWindow`].
-pub(crate) trait WindowSide {
-    /// `frame` is now inside the window (at its MRU end).
-    fn enter(&mut self, frame: FrameId);
-    /// `frame` is no longer inside the window.
-    fn leave(&mut self, frame: FrameId);
+/// The LRU-most unpinned frame of `list`.
+#[inline]
+pub(crate) fn lru_unpinned_of<P: Pins + ?Sized>(lists: &FrameLists, list: u8, pins: &P) -> Option<FrameId> {
+    let mut cand = lists.back(list);
+    while let Some(f) = cand {
+        if !pins.is_pinned(f) {
+            return Some(f);
+        }
+        cand = lists.prev(f);
+    }
+    None
 }
 
-const ALL: u8 = 0;
+/// The working region: the MRU-end part of the LRU list, outside the window.
+pub(crate) const WORK: u8 = 0;
 
-/// An LRU list whose last `pages` frames form a window, with O(1) maintenance of the window
-/// boundary. Shared by CFLRU and CFLRU/C.
+/// Decides which window list a frame joins when it slides into the window.
+pub(crate) trait WindowSide {
+    /// `frame` (just taken from the LRU end of the working region) enters the window: the window
+    /// list, not [`WORK`], whose MRU end it joins.
+    fn list_for(&mut self, frame: FrameId) -> u8;
+    /// `frame` has just been unlinked from window list `list` (`lists` is the state after).
+    fn left(&mut self, frame: FrameId, list: u8, lists: &FrameLists);
+}
+
+/// The CFLRU list as two regions: the working region ([`WORK`], front = MRU) and a clean-first
+/// window of the `pages` least recently used frames, kept in the window lists the
+/// [`WindowSide`] chooses (each in LRU order: frames enter the window only at its MRU end). The
+/// whole LRU list is the working region followed by the window lists merged by entry order.
+/// Shared by CFLRU and CFLRU/C.
 #[derive(Clone, Debug)]
 pub(crate) struct LruWindow {
-    lists: FrameLists,
-    in_window: Vec<bool>,
-    /// The MRU-most frame inside the window, [`NIL`] when the window is empty.
-    head: FrameId,
-    len: usize,
+    pub(crate) lists: FrameLists,
+    /// Frames inside the window: `min(pages, len)`.
+    in_window: usize,
     pages: usize,
+    n_lists: u8,
 }
 
 impl LruWindow {
-    pub(crate) fn new(capacity: usize, pages: usize) -> Self {
-        LruWindow { lists: FrameLists::new(capacity, 1), in_window: vec![false; capacity], head: NIL, len: 0, pages }
+    /// `lists` lists in all: [`WORK`] and the window lists `1..lists`.
+    pub(crate) fn new(capacity: usize, lists: u8, pages: usize) -> Self {
+        LruWindow { lists: FrameLists::new(capacity, lists as usize), in_window: 0, pages, n_lists: lists }
     }
 
     /// Frames in the list.
     #[inline]
     pub(crate) fn len(&self) -> usize {
-        self.lists.len(ALL)
+        self.lists.len(WORK) + self.in_window
     }
 
     /// Window size in pages (the configured `W`, not the current fill).
@@ -110,172 +132,103 @@ impl LruWindow {
     /// Whether `frame` is inside the window.
     #[cfg(test)]
     pub(crate) fn in_window(&self, frame: FrameId) -> bool {
-        self.in_window[frame as usize]
+        self.lists.list_of(frame).is_some_and(|l| l != WORK)
     }
 
     /// A new frame at the MRU end.
     #[inline]
     pub(crate) fn push_front<S: WindowSide>(&mut self, frame: FrameId, side: &mut S) {
-        self.lists.push_front(ALL, frame);
+        self.lists.push_front(WORK, frame);
         self.fill(side);
     }
 
     /// `frame` (in the list) was referenced: it moves to the MRU end.
     #[inline]
     pub(crate) fn touch<S: WindowSide>(&mut self, frame: FrameId, side: &mut S) {
-        self.leave(frame, side);
-        self.lists.move_to_front(ALL, frame);
-        self.fill(side);
+        match self.lists.list_of(frame) {
+            Some(WORK) => self.lists.move_to_front(WORK, frame),
+            Some(list) => {
+                self.lists.remove(frame);
+                self.in_window -= 1;
+                side.left(frame, list, &self.lists);
+                self.lists.push_front(WORK, frame);
+                self.fill(side);
+            }
+            None => debug_assert!(false, "touch of untracked frame {frame}"),
+        }
     }
 
     /// Takes `frame` out of the list (no-op if it is not in it).
     #[inline]
     pub(crate) fn remove<S: WindowSide>(&mut self, frame: FrameId, side: &mut S) {
-        if self.lists.list_of(frame).is_none() {
-            return;
-        }
-        self.leave(frame, side);
-        self.lists.remove(frame);
-        self.fill(side);
-    }
-
-    /// The LRU-most unpinned frame of the whole list.
-    #[inline]
-    pub(crate) fn lru_unpinned<P: Pins + ?Sized>(&self, pins: &P) -> Option<FrameId> {
-        let mut cand = self.lists.back(ALL);
-        while let Some(f) = cand {
-            if !pins.is_pinned(f) {
-                return Some(f);
+        match self.lists.remove(frame) {
+            None | Some(WORK) => {}
+            Some(list) => {
+                self.in_window -= 1;
+                side.left(frame, list, &self.lists);
+                self.fill(side);
             }
-            cand = self.lists.prev(f);
-        }
-        None
-    }
-
-    #[inline]
-    fn leave<S: WindowSide>(&mut self, frame: FrameId, side: &mut S) {
-        let f = frame as usize;
-        if self.in_window[f] {
-            if self.head == frame {
-                // The next frame towards the LRU end is inside the window, if there is one.
-                self.head = self.lists.next(frame).unwrap_or(NIL);
-            }
-            self.in_window[f] = false;
-            self.len -= 1;
-            side.leave(frame);
         }
     }
 
-    /// Slides the boundary towards the MRU end until the window holds `min(pages, len)` frames.
+    /// Slides the boundary: frames move from the LRU end of the working region into the window
+    /// until it holds `min(pages, len)` frames.
     #[inline]
     fn fill<S: WindowSide>(&mut self, side: &mut S) {
-        let target = self.pages.min(self.lists.len(ALL));
-        while self.len < target {
-            let next = if self.head == NIL { self.lists.back(ALL) } else { self.lists.prev(self.head) };
-            let f = next.expect("the list is longer than the window");
-            self.in_window[f as usize] = true;
-            self.head = f;
-            self.len += 1;
-            side.enter(f);
+        while self.in_window < self.pages {
+            let Some(f) = self.lists.back(WORK) else { break };
+            self.lists.remove(f);
+            let list = side.list_for(f);
+            debug_assert_ne!(list, WORK);
+            self.lists.push_front(list, f);
+            self.in_window += 1;
         }
     }
 
-    /// The frames inside the window, from the LRU end.
-    pub(crate) fn window_from_back(&self) -> impl Iterator<Item = FrameId> + '_ {
-        self.lists.iter_from_back(ALL).take(self.len)
-    }
-
-    /// Checks the list and that the window is exactly its last `min(pages, len)` frames.
+    /// Checks the lists and the window's size.
     pub(crate) fn check(&self) -> Result<(), String> {
         self.lists.check()?;
-        let n = self.lists.len(ALL);
-        if self.len != self.pages.min(n) {
-            return Err(format!("window holds {} frames, want min({}, {n})", self.len, self.pages));
+        let n = self.len();
+        if self.in_window != self.pages.min(n) {
+            return Err(format!("window holds {} frames, want min({}, {n})", self.in_window, self.pages));
         }
-        let mut last_in = NIL;
-        for (i, f) in self.lists.iter_from_back(ALL).enumerate() {
-            let want = i < self.len;
-            if self.in_window[f as usize] != want {
-                return Err(format!("frame {f} at LRU distance {i}: in_window={} want {want}", !want));
-            }
-            if want {
-                last_in = f;
-            }
+        let listed: usize = (1..self.n_lists).map(|l| self.lists.len(l)).sum();
+        if listed != self.in_window {
+            return Err(format!("window lists hold {listed} frames, counted {}", self.in_window));
         }
-        if self.head != last_in {
-            return Err(format!("window head is {} but the window ends at {last_in}", self.head));
-        }
-        let flagged = self.in_window.iter().filter(|&&b| b).count();
-        if flagged != self.len {
-            return Err(format!("{flagged} frames flagged in the window, {} counted", self.len));
+        if self.lists.len(WORK) > 0 && self.in_window < self.pages {
+            return Err("the working region is not empty but the window is not full".into());
         }
         Ok(())
     }
 }
 
-/// The clean frames inside the window in LRU order, plus every frame's dirty bit.
+/// CFLRU's window lists.
+const CLEAN: u8 = 1;
+const DIRTY: u8 = 2;
+
+/// Every frame's dirty bit; clean frames enter the window's clean list, dirty ones its dirty
+/// list.
 #[derive(Clone, Debug)]
-pub(crate) struct CleanInWindow {
-    /// List 0: clean frames inside the window, front = MRU.
-    pub(crate) clean: FrameLists,
-    pub(crate) dirty: Vec<bool>,
+struct DirtyBits {
+    dirty: Vec<bool>,
 }
 
-impl CleanInWindow {
-    pub(crate) fn new(capacity: usize) -> Self {
-        Self::with_lists(capacity, 1)
-    }
-
-    /// Like [`CleanInWindow::new`], with lists `1..lists` of the same [`FrameLists`] left for
-    /// the caller (CFLRU/C keeps its write-count buckets there).
-    pub(crate) fn with_lists(capacity: usize, lists: usize) -> Self {
-        CleanInWindow { clean: FrameLists::new(capacity, lists), dirty: vec![false; capacity] }
-    }
-
-    /// The LRU-most unpinned clean frame inside the window.
+impl WindowSide for DirtyBits {
     #[inline]
-    pub(crate) fn lru_unpinned<P: Pins + ?Sized>(&self, pins: &P) -> Option<FrameId> {
-        let mut cand = self.clean.back(0);
-        while let Some(f) = cand {
-            if !pins.is_pinned(f) {
-                return Some(f);
-            }
-            cand = self.clean.prev(f);
-        }
-        None
-    }
-
-    /// Checks that the clean list is exactly the clean frames of `window`, in order.
-    pub(crate) fn check(&self, window: &LruWindow) -> Result<(), String> {
-        self.clean.check()?;
-        let want: Vec<FrameId> = window.window_from_back().filter(|&f| !self.dirty[f as usize]).collect();
-        let got: Vec<FrameId> = self.clean.iter_from_back(0).collect();
-        if got != want {
-            return Err(format!("clean-in-window list {got:?}, window's clean frames {want:?}"));
-        }
-        Ok(())
-    }
-}
-
-impl WindowSide for CleanInWindow {
-    #[inline]
-    fn enter(&mut self, frame: FrameId) {
-        if !self.dirty[frame as usize] {
-            self.clean.push_front(0, frame);
-        }
+    fn list_for(&mut self, frame: FrameId) -> u8 {
+        if self.dirty[frame as usize] { DIRTY } else { CLEAN }
     }
 
     #[inline]
-    fn leave(&mut self, frame: FrameId) {
-        self.clean.remove(frame);
-    }
+    fn left(&mut self, _frame: FrameId, _list: u8, _lists: &FrameLists) {}
 }
 
 /// The CFLRU policy.
 #[derive(Clone, Debug)]
 pub struct Cflru {
     window: LruWindow,
-    side: CleanInWindow,
+    side: DirtyBits,
 }
 
 impl Cflru {
@@ -289,7 +242,10 @@ impl Replacer for Cflru {
     type Config = CflruConfig;
 
     fn new(capacity: usize, config: &CflruConfig) -> Self {
-        Cflru { window: LruWindow::new(capacity, window_pages(config.w, capacity)), side: CleanInWindow::new(capacity) }
+        Cflru {
+            window: LruWindow::new(capacity, 3, window_pages(config.w, capacity)),
+            side: DirtyBits { dirty: vec![false; capacity] },
+        }
     }
 
     #[inline]
@@ -314,10 +270,14 @@ impl Replacer for Cflru {
         if self.window.len() == 0 {
             return Err(EvictError::Empty);
         }
-        let victim = match self.side.lru_unpinned(pins) {
-            Some(f) => f,
-            None => self.window.lru_unpinned(pins).ok_or(EvictError::AllPinned)?,
-        };
+        // The LRU-most unpinned clean page in the window; else the LRU-most unpinned page: in
+        // the window every unpinned page is then dirty, and the window is older than the working
+        // region.
+        let lists = &self.window.lists;
+        let victim = lru_unpinned_of(lists, CLEAN, pins)
+            .or_else(|| lru_unpinned_of(lists, DIRTY, pins))
+            .or_else(|| lru_unpinned_of(lists, WORK, pins))
+            .ok_or(EvictError::AllPinned)?;
         self.window.remove(victim, &mut self.side);
         out.victims.push(victim);
         Ok(())
@@ -337,7 +297,14 @@ impl Replacer for Cflru {
 
     fn check_invariants(&self) -> Result<(), String> {
         self.window.check()?;
-        self.side.check(&self.window)
+        let lists = &self.window.lists;
+        if let Some(f) = lists.iter_from_front(CLEAN).find(|&f| self.side.dirty[f as usize]) {
+            return Err(format!("cflru: dirty frame {f} in the window's clean list"));
+        }
+        if let Some(f) = lists.iter_from_front(DIRTY).find(|&f| !self.side.dirty[f as usize]) {
+            return Err(format!("cflru: clean frame {f} in the window's dirty list"));
+        }
+        Ok(())
     }
 }
 

@@ -10,28 +10,30 @@
 //! reproduces.)
 //!
 //! Implementation: the CFLRU window machinery of [`crate::cflru`] (window size
-//! `W = ⌊w·B + ½⌋`, the same rounding), plus the dirty frames inside the window sorted by write
-//! count: counts `1..=63` in one LRU-ordered bucket list per count (frames enter the window only
-//! at its MRU end, so pushing to a bucket's front keeps it in LRU order) with a 64-bit mask of
-//! the non-empty buckets, and the rare frames with 64 writes or more in an [`IndexedHeap`] keyed
-//! by `(write count, recency stamp)`. Finding the victim is O(1) (the lowest set bit of the mask,
-//! that bucket's LRU end); a frame entering or leaving the window costs O(1), or O(log B) for a
-//! frame in the heap. The differential test in `tests/adlru_family.rs` checks the decisions
-//! against an O(n) scan of the window.
+//! `W = ⌊w·B + ½⌋`, the same rounding; the working region and the window in separate lists),
+//! with the window's frames in lists by class, each in LRU order (frames enter the window only
+//! at its MRU end): the clean frames; one list per write count `c = 1..=61`; and the frames with
+//! more writes, which are also kept in an [`IndexedHeap`] keyed by `(write count, window entry
+//! number)` — the entry number, counted up as frames enter the window, orders the window's
+//! frames exactly as the LRU list does. A 64-bit mask marks the non-empty count lists. Finding
+//! the victim is O(1) (the lowest set bit of the mask, then that list's LRU end); a frame entering
+//! or leaving the window costs O(1), or O(log B) for a heavily written one. A page is dirty
+//! exactly when its write count is not 0. The differential tests in `tests/adlru_family.rs` check
+//! the decisions against an O(n) scan of the window.
 //!
 //! Choices where the papers are silent:
 //! * Write reference count = number of write accesses to the page since it entered the buffer
 //!   (the write that brought it in counts; a page brought in by a read starts at 0). It is
 //!   forgotten when the page leaves the buffer.
-//! * Ties on the count go to the least recently used of the tied pages (the stamp is a counter
-//!   bumped on every hit and insertion, so a smaller stamp is further towards the LRU end).
+//! * Ties on the count go to the least recently used of the tied pages.
 //! * The candidates for the lowest count are the dirty pages *inside the window*, as the window
 //!   is where CFLRU/C looks. With pinned frames: the LRU-most unpinned clean page inside the
 //!   window, else the unpinned dirty page inside the window with the lowest count, else (every
 //!   page of the window is pinned) the LRU-most unpinned page of the whole list.
 
-use crate::cflru::{CleanInWindow, LruWindow, WindowSide, window_pages};
+use crate::cflru::{LruWindow, WORK, WindowSide, lru_unpinned_of, window_pages};
 use crate::heap::IndexedHeap;
+use crate::lists::FrameLists;
 use crate::params::{ParamDoc, PolicyParams, fmt_float, parse_fraction};
 use crate::replacer::{Access, EvictError, Evictions, FrameId, Pins, Replacer};
 
@@ -65,55 +67,54 @@ impl PolicyParams for CflruCConfig {
     }
 }
 
-/// Heap key of a dirty frame inside the window: (write count, recency stamp).
+/// Heap key of a heavily written frame inside the window: (write count, window entry number).
 type Key = (u32, u64);
 
-/// Write counts below this have a bucket list (list id = count; list 0 holds the clean frames).
-const BUCKETS: u32 = 64;
+/// Lists: [`WORK`] (the working region), the window's clean frames, its dirty frames with write
+/// count `c` in list `c + 1` for `c = 1..=LAST_COUNT`, and the rest in [`HEAVY`].
+const LISTS: u8 = 64;
+const CLEAN: u8 = 1;
+const LAST_COUNT: u32 = 61;
+const HEAVY: u8 = 63;
+/// Mask bits of the count lists `2..=62`.
+const COUNT_LISTS: u64 = ((1u64 << (LAST_COUNT + 2)) - 1) & !0b11;
 
 /// Per-frame state and the window-side structures.
 #[derive(Clone, Debug)]
 struct Side {
-    /// List 0: clean frames inside the window; list `c` (`1..BUCKETS`): dirty frames inside the
-    /// window with write count `c`. All in LRU order.
-    clean: CleanInWindow,
-    /// Bit `c` set iff bucket list `c` is non-empty.
+    /// Bit `l` set iff count list `l` is non-empty.
     nonempty: u64,
-    /// Dirty frames inside the window with `BUCKETS` or more writes.
+    /// The frames of list [`HEAVY`], by (count, entry number).
     heavy: IndexedHeap<Key>,
+    /// Frames that have entered the window so far (the heavy frames' tie-break).
+    entries: u64,
+    /// Write accesses since the page entered the buffer; the page is dirty iff this is not 0.
     writes: Vec<u32>,
-    stamp: Vec<u64>,
 }
 
 impl WindowSide for Side {
     #[inline]
-    fn enter(&mut self, frame: FrameId) {
-        let f = frame as usize;
-        if !self.clean.dirty[f] {
-            self.clean.enter(frame);
-            return;
-        }
-        let c = self.writes[f];
-        if c < BUCKETS {
-            self.clean.clean.push_front(c as u8, frame);
-            self.nonempty |= 1 << c;
+    fn list_for(&mut self, frame: FrameId) -> u8 {
+        let c = self.writes[frame as usize];
+        self.entries += 1;
+        if c == 0 {
+            CLEAN
+        } else if c <= LAST_COUNT {
+            let list = c as u8 + 1;
+            self.nonempty |= 1 << list;
+            list
         } else {
-            self.heavy.push(frame, (c, self.stamp[f]));
+            self.heavy.push(frame, (c, self.entries));
+            HEAVY
         }
     }
 
     #[inline]
-    fn leave(&mut self, frame: FrameId) {
-        match self.clean.clean.remove(frame) {
-            Some(0) => {}
-            Some(list) => {
-                if self.clean.clean.is_empty(list) {
-                    self.nonempty &= !(1 << list);
-                }
-            }
-            None => {
-                self.heavy.remove(frame);
-            }
+    fn left(&mut self, frame: FrameId, list: u8, lists: &FrameLists) {
+        if list == HEAVY {
+            self.heavy.remove(frame);
+        } else if list != CLEAN && lists.is_empty(list) {
+            self.nonempty &= !(1 << list);
         }
     }
 }
@@ -123,7 +124,6 @@ impl WindowSide for Side {
 pub struct CflruC {
     window: LruWindow,
     side: Side,
-    next_stamp: u64,
     /// Pinned heavy entries popped while looking for a victim, pushed back afterwards.
     scratch: Vec<(FrameId, Key)>,
 }
@@ -139,18 +139,13 @@ impl CflruC {
         self.side.writes[frame as usize]
     }
 
-    /// The unpinned dirty frame inside the window with the lowest (count, stamp).
+    /// The unpinned dirty frame inside the window with the lowest count, LRU-most among equals.
     fn lowest_dirty<P: Pins + ?Sized>(&mut self, pins: &P) -> Option<FrameId> {
-        let lists = &self.side.clean.clean;
         let mut mask = self.side.nonempty;
         while mask != 0 {
             let list = mask.trailing_zeros() as u8;
-            let mut cand = lists.back(list);
-            while let Some(f) = cand {
-                if !pins.is_pinned(f) {
-                    return Some(f);
-                }
-                cand = lists.prev(f);
+            if let Some(f) = lru_unpinned_of(&self.window.lists, list, pins) {
+                return Some(f);
             }
             mask &= mask - 1;
         }
@@ -175,15 +170,8 @@ impl Replacer for CflruC {
 
     fn new(capacity: usize, config: &CflruCConfig) -> Self {
         CflruC {
-            window: LruWindow::new(capacity, window_pages(config.w, capacity)),
-            side: Side {
-                clean: CleanInWindow::with_lists(capacity, BUCKETS as usize),
-                nonempty: 0,
-                heavy: IndexedHeap::new(capacity),
-                writes: vec![0; capacity],
-                stamp: vec![0; capacity],
-            },
-            next_stamp: 0,
+            window: LruWindow::new(capacity, LISTS, window_pages(config.w, capacity)),
+            side: Side { nonempty: 0, heavy: IndexedHeap::new(capacity), entries: 0, writes: vec![0; capacity] },
             scratch: Vec::with_capacity(capacity),
         }
     }
@@ -191,22 +179,13 @@ impl Replacer for CflruC {
     #[inline]
     fn on_hit(&mut self, frame: FrameId, access: &Access) {
         let f = frame as usize;
-        let write = access.kind.is_write();
-        self.side.clean.dirty[f] |= write;
-        self.side.writes[f] = self.side.writes[f].saturating_add(write as u32);
-        self.side.stamp[f] = self.next_stamp;
-        self.next_stamp += 1;
+        self.side.writes[f] = self.side.writes[f].saturating_add(access.kind.is_write() as u32);
         self.window.touch(frame, &mut self.side);
     }
 
     #[inline]
     fn on_insert(&mut self, frame: FrameId, access: &Access) {
-        let f = frame as usize;
-        let write = access.kind.is_write();
-        self.side.clean.dirty[f] = write;
-        self.side.writes[f] = write as u32;
-        self.side.stamp[f] = self.next_stamp;
-        self.next_stamp += 1;
+        self.side.writes[frame as usize] = access.kind.is_write() as u32;
         self.window.push_front(frame, &mut self.side);
     }
 
@@ -220,11 +199,13 @@ impl Replacer for CflruC {
         if self.window.len() == 0 {
             return Err(EvictError::Empty);
         }
-        let victim = match self.side.clean.lru_unpinned(pins) {
+        // Clean first; then the lowest write count; then (every page of the window pinned) the
+        // LRU-most unpinned page of the working region.
+        let victim = match lru_unpinned_of(&self.window.lists, CLEAN, pins) {
             Some(f) => f,
             None => match self.lowest_dirty(pins) {
                 Some(f) => f,
-                None => self.window.lru_unpinned(pins).ok_or(EvictError::AllPinned)?,
+                None => lru_unpinned_of(&self.window.lists, WORK, pins).ok_or(EvictError::AllPinned)?,
             },
         };
         self.window.remove(victim, &mut self.side);
@@ -241,63 +222,52 @@ impl Replacer for CflruC {
     }
 
     fn is_dirty(&self, frame: FrameId) -> Option<bool> {
-        Some(self.side.clean.dirty[frame as usize])
+        Some(self.side.writes[frame as usize] != 0)
     }
 
     fn check_invariants(&self) -> Result<(), String> {
         self.window.check()?;
-        let side = &self.side;
-        side.clean.check(&self.window)?;
+        let (lists, side) = (&self.window.lists, &self.side);
         side.heavy.check()?;
-        let lists = &side.clean.clean;
-        let mut in_buckets = 0;
-        for c in 1..BUCKETS {
-            let list = c as u8;
-            in_buckets += lists.len(list);
-            if (side.nonempty >> c & 1 == 1) == lists.is_empty(list) {
-                return Err(format!("cflru-c: mask bit {c} disagrees with bucket length {}", lists.len(list)));
+        for list in 0..LISTS {
+            let want = match list {
+                WORK => continue,
+                CLEAN => |c: u32| c == 0,
+                HEAVY => |c: u32| c > LAST_COUNT,
+                _ => {
+                    if (side.nonempty >> list & 1 == 1) == lists.is_empty(list) {
+                        return Err(format!("cflru-c: mask bit {list} disagrees with list length {}", lists.len(list)));
+                    }
+                    let count = list as u32 - 1;
+                    if let Some(f) = lists.iter_from_front(list).find(|&f| side.writes[f as usize] != count) {
+                        return Err(format!(
+                            "cflru-c: frame {f} with {} writes in list {list}",
+                            side.writes[f as usize]
+                        ));
+                    }
+                    continue;
+                }
+            };
+            if let Some(f) = lists.iter_from_front(list).find(|&f| !want(side.writes[f as usize])) {
+                return Err(format!("cflru-c: frame {f} with {} writes in list {list}", side.writes[f as usize]));
             }
         }
-        if side.nonempty & 1 != 0 {
-            return Err("cflru-c: mask bit 0 set".into());
+        if side.nonempty & !COUNT_LISTS != 0 {
+            return Err(format!("cflru-c: mask {:#x} has bits outside the count lists", side.nonempty));
         }
-        let mut dirty_in_window = 0;
-        let mut last_stamp = [None::<u64>; BUCKETS as usize];
-        for f in self.window.window_from_back() {
-            let i = f as usize;
-            if !side.clean.dirty[i] {
-                continue;
-            }
-            dirty_in_window += 1;
-            let c = side.writes[i];
-            if c == 0 {
-                return Err(format!("cflru-c: dirty frame {f} has write count 0"));
-            }
-            if c < BUCKETS {
-                if !lists.contains(c as u8, f) {
-                    return Err(format!("cflru-c: dirty frame {f} with {c} writes is not in bucket {c}"));
-                }
-                // The window is walked from the LRU end, so a bucket's frames must come in
-                // the bucket's own order from its back.
-                let prev = last_stamp[c as usize].replace(side.stamp[i]);
-                let want_prev = lists.next(f).map(|g| side.stamp[g as usize]);
-                if prev != want_prev {
-                    return Err(format!("cflru-c: bucket {c} is out of LRU order at frame {f}"));
-                }
-            } else {
-                if !side.heavy.contains(f) {
-                    return Err(format!("cflru-c: dirty frame {f} with {c} writes is not in the heap"));
-                }
-                if side.heavy.key(f) != (c, side.stamp[i]) {
-                    return Err(format!("cflru-c: frame {f} has heap key {:?}", side.heavy.key(f)));
-                }
-            }
+        if side.heavy.len() != lists.len(HEAVY) {
+            return Err(format!("cflru-c: heap holds {}, heavy list {}", side.heavy.len(), lists.len(HEAVY)));
         }
-        if dirty_in_window != in_buckets + side.heavy.len() {
-            return Err(format!(
-                "cflru-c: {in_buckets} bucketed and {} heavy frames, {dirty_in_window} dirty frames in the window",
-                side.heavy.len()
-            ));
+        let mut last_entry = 0;
+        for f in lists.iter_from_back(HEAVY) {
+            if !side.heavy.contains(f) {
+                return Err(format!("cflru-c: heavy frame {f} is not in the heap"));
+            }
+            let (count, entry) = side.heavy.key(f);
+            if count != side.writes[f as usize] || entry <= last_entry {
+                return Err(format!("cflru-c: heavy frame {f} has heap key {:?}", side.heavy.key(f)));
+            }
+            last_entry = entry;
         }
         Ok(())
     }
