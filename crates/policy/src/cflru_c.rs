@@ -24,7 +24,7 @@
 //! Choices where the papers are silent:
 //! * Write reference count = number of write accesses to the page since it entered the buffer
 //!   (the write that brought it in counts; a page brought in by a read starts at 0). It is
-//!   forgotten when the page leaves the buffer.
+//!   forgotten when the page leaves the buffer, and saturates at `u32::MAX`.
 //! * Ties on the count go to the least recently used of the tied pages.
 //! * The candidates for the lowest count are the dirty pages *inside the window*, as the window
 //!   is where CFLRU/C looks. With pinned frames: the LRU-most unpinned clean page inside the
