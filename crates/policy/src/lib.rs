@@ -28,6 +28,13 @@ mod replacer;
 pub mod testing;
 pub mod two_q;
 
+// Flash-aware policies of the AD-LRU paper's comparison.
+pub mod ad_lru;
+pub mod ccf_lru;
+pub mod cflru;
+pub mod cflru_c;
+pub mod lru_wsr;
+
 pub use params::{NoParams, ParamDoc, PolicyParams};
 pub use registry::{AnyPolicy, POLICIES, PolicyConfig, PolicyError, PolicyVisitor};
 pub use replacer::{Access, AccessKind, BlockPad, EvictError, Evictions, FrameId, NEVER, NIL, NoPins, Pins, Replacer};

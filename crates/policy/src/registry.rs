@@ -218,4 +218,9 @@ registry! {
     TwoQ => "2q", crate::two_q::TwoQ, "2Q: A1in FIFO, A1out ghost queue, Am LRU (Johnson & Shasha 1994)";
     Arc => "arc", crate::arc::Arc, "ARC: adaptive replacement cache (Megiddo & Modha 2003)";
     Min => "min", crate::min::Min, "MIN: Belady's offline optimum for hit ratio (needs the future)";
+    Cflru => "cflru", crate::cflru::Cflru, "CFLRU: clean pages first inside a window at the LRU end (Park et al. 2006)";
+    LruWsr => "lru-wsr", crate::lru_wsr::LruWsr, "LRU-WSR: LRU with a second chance for hot dirty pages (Jung et al. 2008)";
+    CcfLru => "ccf-lru", crate::ccf_lru::CcfLru, "CCF-LRU: cold clean pages first, then LRU-WSR on a mixed queue (Li et al. 2009)";
+    CflruC => "cflru-c", crate::cflru_c::CflruC, "CFLRU/C: CFLRU, else the window's dirty page with the fewest writes (Yoo et al. 2007)";
+    AdLru => "ad-lru", crate::ad_lru::AdLru, "AD-LRU: adaptive cold and hot LRU queues, clean first, second chance (Jin et al.)";
 }
