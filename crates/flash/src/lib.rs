@@ -12,6 +12,9 @@
 //!   collection, wear levelling), [`BlockFtl`] (block-mapped), [`BastFtl`] (1:1 log blocks) and
 //!   [`FastFtl`] (1:N log blocks with a sequential log).
 //! * [`DeviceConfig`] builds any of them by name, sized and preconditioned, as an [`AnyDevice`].
+//! * [`PageStore`] — devices that keep data, for the engine and the gathering layer:
+//!   [`MemStore`], [`SimStore`] (data in memory, costs from any simulated device) and
+//!   [`FileStore`] (a real file with direct I/O where available).
 //! * [`analytic`] — Lambert W and Desnoyers' write amplification model, against which the
 //!   page-mapped FTL is tested.
 //!
@@ -37,6 +40,7 @@ mod device;
 pub mod ftl;
 mod ideal;
 pub mod nand;
+mod store;
 
 pub use config::{AnyDevice, DeviceConfig, DeviceKind, Precondition, precondition};
 pub use device::{Device, DeviceError, DeviceStats, Nanos};
@@ -46,3 +50,4 @@ pub use ftl::fast::{FastFtl, FastFtlConfig};
 pub use ftl::page::{GcPolicy, PageFtl, PageFtlConfig};
 pub use ideal::{IdealConfig, IdealDevice};
 pub use nand::{NandConfig, NandGeometry, NandPreset, NandTiming, PageTag};
+pub use store::{FileOptions, FileStore, MemStore, PageStore, SimStore, StoreError};
