@@ -291,7 +291,7 @@ impl FileStore {
     /// Opens an existing file; its length must be a whole number of pages.
     pub fn open(path: &Path, page_size: usize, options: FileOptions) -> Result<Self, StoreError> {
         let io = |source| StoreError::Io { path: path.display().to_string(), source };
-        if page_size == 0 || (options.direct && page_size % 512 != 0) {
+        if page_size == 0 || (options.direct && !page_size.is_multiple_of(512)) {
             return Err(io(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 format!("page size {page_size} is not a multiple of 512"),
@@ -314,7 +314,7 @@ impl FileStore {
             OpenOptions::new().read(true).write(true).open(path).map_err(io)?
         };
         let len = file.metadata().map_err(io)?.len();
-        if len % page_size as u64 != 0 {
+        if !len.is_multiple_of(page_size as u64) {
             return Err(io(io::Error::new(
                 io::ErrorKind::InvalidData,
                 format!("length {len} is not a whole number of {page_size}-byte pages"),
