@@ -9,6 +9,11 @@
 
 #![warn(missing_docs)]
 
+pub mod generators;
+pub mod rng;
+
+pub use generators::{GenKind, GenSpec, Locality, PRESETS};
+
 use std::fmt;
 
 /// Whether a request reads or writes its page.

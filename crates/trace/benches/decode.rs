@@ -1,0 +1,2 @@
+//! Decoding and generation throughput (filled in below).
+fn main() {}

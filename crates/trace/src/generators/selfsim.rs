@@ -1,0 +1,86 @@
+//! The self-similar distribution of Gray, Sundaresan, Englert, Baclawski and Weinberger,
+//! "Quickly generating billion-record synthetic databases" (SIGMOD 1994), used by the AD-LRU
+//! paper's 100-million-request trace (§4.6) and by CFDC's B*-tree workload.
+//!
+//! With skew `h` (80–20 → h = 0.2) over N pages:
+//!
+//! ```text
+//! value = 1 + floor(N · u^(log h / log(1 − h))),  u uniform in [0, 1),  clamped to N
+//! page  = value − 1
+//! ```
+//!
+//! so the first h·N pages receive exactly a fraction 1 − h of the references (at every scale:
+//! the distribution is self-similar), and page 0 is the hottest (hot set clustered at low page
+//! numbers, like the Zipf trace; [`SelfSimilarTrace::scattered`] spreads it with a seeded
+//! permutation instead). `pow` and `log` come from `libm`.
+//!
+//! Draws per request: one uniform for the page, then one for the kind (`unit < write_ratio`).
+
+use crate::rng::{Permutation, PortableRng, mix64};
+use crate::{AccessKind, Request, TraceError, TraceSource};
+
+use super::{Locality, check_pages, check_write_ratio};
+
+/// A stream of self-similar page references.
+#[derive(Clone, Debug)]
+pub struct SelfSimilarTrace {
+    rng: PortableRng,
+    pages: u64,
+    pages_f64: f64,
+    power: f64,
+    permutation: Option<Permutation>,
+    write_ratio: f64,
+    remaining: u64,
+}
+
+impl SelfSimilarTrace {
+    /// `requests` references over pages `0..pages` with the skew `h = b` of an a–b locality.
+    pub fn new(requests: u64, pages: u64, write_ratio: f64, locality: Locality, seed: u64) -> Result<Self, TraceError> {
+        check_pages("self-similar", pages)?;
+        check_write_ratio(write_ratio)?;
+        if pages > 1 << 53 {
+            return Err(TraceError::Invalid(format!(
+                "self-similar: at most 2^53 pages (the formula works in double precision), got {pages}"
+            )));
+        }
+        let h = locality.b();
+        let power = libm::log(h) / libm::log(1.0 - h);
+        Ok(SelfSimilarTrace {
+            rng: PortableRng::new(seed),
+            pages,
+            pages_f64: pages as f64,
+            power,
+            permutation: None,
+            write_ratio,
+            remaining: requests,
+        })
+    }
+
+    /// Maps `value − 1` through a seeded permutation of the pages instead of using it directly
+    /// (the permutation's seed is derived from `seed`; the draws are unchanged).
+    pub fn scattered(mut self, seed: u64) -> Self {
+        self.permutation = Some(Permutation::new(self.pages, mix64(seed ^ 0x005C_A77E_2ED0)));
+        self
+    }
+}
+
+impl TraceSource for SelfSimilarTrace {
+    fn next_batch(&mut self, out: &mut Vec<Request>, max: usize) -> Result<usize, TraceError> {
+        out.clear();
+        let n = self.remaining.min(max as u64);
+        out.reserve(n as usize);
+        for _ in 0..n {
+            let u = self.rng.unit_f64();
+            // value − 1 = floor(N · u^power), clamped to N − 1.
+            let rank = ((self.pages_f64 * libm::pow(u, self.power)) as u64).min(self.pages - 1);
+            let page = match &self.permutation {
+                None => rank,
+                Some(p) => p.apply(rank),
+            };
+            let kind = if self.rng.chance(self.write_ratio) { AccessKind::Write } else { AccessKind::Read };
+            out.push(Request { page, kind, time_us: None });
+        }
+        self.remaining -= n;
+        Ok(n as usize)
+    }
+}
