@@ -9,10 +9,18 @@
 
 #![warn(missing_docs)]
 
+pub mod formats;
 pub mod generators;
 pub mod rng;
+mod spec;
+mod stats;
+pub mod writers;
 
+pub use formats::{Compression, Detection, Format, ReadOptions, TimeUnit, detect_format, open_path, open_stream};
 pub use generators::{GenKind, GenSpec, Locality, PRESETS};
+pub use spec::{OpenedTrace, TraceSpec};
+pub use stats::{TraceStats, stats};
+pub use writers::{BinaryWriter, OracleWriter, TextWriter, TraceWriter, copy_trace, create_writer};
 
 use std::fmt;
 
