@@ -35,6 +35,7 @@
 
 mod scan;
 mod selfsim;
+pub mod table;
 mod uniform;
 mod zipf;
 

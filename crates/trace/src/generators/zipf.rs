@@ -19,45 +19,103 @@
 //! and does not correct this (the paper's distinct-page counts, 47,023 for Table 6 and 93,870
 //! for Table 7, agree with the formula's expectations of 47,075 and 93,828).
 //!
-//! Sampling is exact for the distribution and O(1) per sample in constant memory, so N up to
-//! billions works: rejection-inversion of Hörmann and Derflinger ("Rejection-inversion to
-//! generate variates from monotone discrete distributions", ACM TOMACS 6(3), 1996), in the
-//! formulation that handles every exponent s > 0 through `log1p`/`expm1` helpers. All
-//! transcendental functions come from `libm`.
+//! Sampling is exact for the distribution (up to double rounding) and O(1) per sample:
+//! * up to [`TABLE_MAX_OUTCOMES`](super::table::TABLE_MAX_OUTCOMES) pages (16.7 million), by inverting a table of the cumulative
+//!   distribution built with `libm::pow`, through a guide table (Chen and Asau's indexed
+//!   search): one uniform draw per rank, 12 bytes of memory per page, shared between
+//!   generators of the same shape;
+//! * beyond, by rejection-inversion (Hörmann and Derflinger, "Rejection-inversion to generate
+//!   variates from monotone discrete distributions", ACM TOMACS 6(3), 1996) in the formulation
+//!   that handles every exponent s > 0 through `log1p`/`expm1` helpers: constant memory, one
+//!   uniform draw per rank plus one per rejected candidate (about 1 % of them), and two or three
+//!   `libm` transcendental functions per sample (several times slower).
 //!
-//! Random draws per request: one uniform for the rank (more only when a candidate is rejected,
-//! which happens for a few percent of the draws), then one uniform for the access kind
+//! Random draws per request: the rank's, then one uniform for the access kind
 //! (`unit < write_ratio` → write).
+
+use std::sync::Arc;
 
 use crate::rng::{Permutation, PortableRng, mix64};
 use crate::{AccessKind, Request, TraceError, TraceSource};
 
+use super::table::{InversionTable, TABLE_MAX_OUTCOMES, TableKind};
 use super::{Locality, check_pages, check_write_ratio};
 
+#[derive(Clone, Debug)]
+enum Method {
+    Table(Arc<InversionTable>),
+    RejectionInversion { h_integral_x1: f64, h_integral_n: f64, cut: f64 },
+}
+
 /// Exact sampler of ranks `1..=n` with `P(k) ∝ k^−s`, `s > 0`.
+///
+/// Up to [`TABLE_MAX_OUTCOMES`](super::table::TABLE_MAX_OUTCOMES) ranks it inverts a table of
+/// the cumulative distribution built with `libm::pow` (one uniform draw, a guide-table lookup
+/// and about one comparison per sample; 12 bytes of memory per rank, shared between samplers of
+/// the same shape); beyond, it uses rejection-inversion (Hörmann and Derflinger), which needs
+/// no memory but two or three transcendental functions per sample. Both are exact for the
+/// distribution up to double rounding; they consume the random stream differently, so the two
+/// methods give different (equally distributed) traces for the same seed.
 #[derive(Clone, Debug)]
 pub struct ZipfSampler {
     n: u64,
     exponent: f64,
-    h_integral_x1: f64,
-    h_integral_n: f64,
-    cut: f64,
+    method: Method,
 }
 
 impl ZipfSampler {
     /// A sampler over `1..=n` (`n >= 1`) with exponent `s > 0` (finite).
     pub fn new(n: u64, exponent: f64) -> Result<Self, TraceError> {
+        Self::check(n, exponent)?;
+        if n <= TABLE_MAX_OUTCOMES { Self::with_table(n, exponent) } else { Self::rejection_inversion(n, exponent) }
+    }
+
+    /// A sampler that inverts a table whatever `n` (12 bytes per rank; for comparisons: beyond
+    /// [`TABLE_MAX_OUTCOMES`](super::table::TABLE_MAX_OUTCOMES) it is slower than
+    /// rejection-inversion). At most 2^26 ranks.
+    pub fn with_table(n: u64, exponent: f64) -> Result<Self, TraceError> {
+        Self::check(n, exponent)?;
+        if n > 1 << 26 {
+            return Err(TraceError::Invalid(format!("zipf: a table of {n} ranks is too large (at most 2^26)")));
+        }
+        let table = InversionTable::shared(TableKind::Zipf, n, exponent, || {
+            let mut cdf = Vec::with_capacity(n as usize);
+            let mut acc = 0.0;
+            for k in 1..=n {
+                acc += libm::pow(k as f64, -exponent);
+                cdf.push(acc);
+            }
+            for c in &mut cdf {
+                *c /= acc;
+            }
+            cdf
+        });
+        Ok(ZipfSampler { n, exponent, method: Method::Table(table) })
+    }
+
+    /// A sampler that uses rejection-inversion whatever `n` (constant memory).
+    pub fn rejection_inversion(n: u64, exponent: f64) -> Result<Self, TraceError> {
+        Self::check(n, exponent)?;
+        let mut z = ZipfSampler {
+            n,
+            exponent,
+            method: Method::RejectionInversion { h_integral_x1: 0.0, h_integral_n: 0.0, cut: 0.0 },
+        };
+        let h_integral_x1 = z.h_integral(1.5) - 1.0;
+        let h_integral_n = z.h_integral(n as f64 + 0.5);
+        let cut = 2.0 - z.h_integral_inverse(z.h_integral(2.5) - z.h(2.0));
+        z.method = Method::RejectionInversion { h_integral_x1, h_integral_n, cut };
+        Ok(z)
+    }
+
+    fn check(n: u64, exponent: f64) -> Result<(), TraceError> {
         if n == 0 {
             return Err(TraceError::Invalid("zipf: the number of pages must be at least 1".into()));
         }
         if !(exponent.is_finite() && exponent > 0.0) {
             return Err(TraceError::Invalid(format!("zipf: the exponent must be positive, got {exponent}")));
         }
-        let mut z = ZipfSampler { n, exponent, h_integral_x1: 0.0, h_integral_n: 0.0, cut: 0.0 };
-        z.h_integral_x1 = z.h_integral(1.5) - 1.0;
-        z.h_integral_n = z.h_integral(n as f64 + 0.5);
-        z.cut = 2.0 - z.h_integral_inverse(z.h_integral(2.5) - z.h(2.0));
-        Ok(z)
+        Ok(())
     }
 
     /// The sampler of the paper's formula (1) for an a–b locality: exponent `1 − log a / log b`.
@@ -68,6 +126,11 @@ impl ZipfSampler {
     /// The exponent `s`.
     pub fn exponent(&self) -> f64 {
         self.exponent
+    }
+
+    /// `true` when sampling by table inversion, `false` for rejection-inversion.
+    pub fn uses_table(&self) -> bool {
+        matches!(self.method, Method::Table(_))
     }
 
     /// Exact probability mass of ranks `1..=k` (an O(n) sum; for tests and reports).
@@ -94,15 +157,18 @@ impl ZipfSampler {
     /// A rank in `1..=n`.
     #[inline]
     pub fn sample(&self, rng: &mut PortableRng) -> u64 {
-        loop {
-            let u = self.h_integral_n + rng.unit_f64() * (self.h_integral_x1 - self.h_integral_n);
-            let x = self.h_integral_inverse(u);
-            // x is positive; `as` saturates, and the clamp keeps k in 1..=n.
-            let k = ((x + 0.5) as u64).clamp(1, self.n);
-            let kf = k as f64;
-            if kf - x <= self.cut || u >= self.h_integral(kf + 0.5) - self.h(kf) {
-                return k;
-            }
+        match &self.method {
+            Method::Table(table) => table.index(rng.unit_f64()) as u64 + 1,
+            &Method::RejectionInversion { h_integral_x1, h_integral_n, cut } => loop {
+                let u = h_integral_n + rng.unit_f64() * (h_integral_x1 - h_integral_n);
+                let x = self.h_integral_inverse(u);
+                // x is positive; `as` saturates, and the clamp keeps k in 1..=n.
+                let k = ((x + 0.5) as u64).clamp(1, self.n);
+                let kf = k as f64;
+                if kf - x <= cut || u >= self.h_integral(kf + 0.5) - self.h(kf) {
+                    return k;
+                }
+            },
         }
     }
 
@@ -220,8 +286,19 @@ mod tests {
     #[test]
     fn sampler_matches_the_exact_distribution() {
         // 10 ranks → 9 degrees of freedom; the 99.9 % quantile of χ²(9) is 27.9.
-        for exponent in [0.8614, 0.3, 1.0, 1.7] {
-            let z = ZipfSampler::new(10, exponent).unwrap();
+        for (exponent, table) in [
+            (0.8614, true),
+            (0.3, true),
+            (1.0, true),
+            (1.7, true),
+            (0.8614, false),
+            (0.3, false),
+            (1.0, false),
+            (1.7, false),
+        ] {
+            let z = if table { ZipfSampler::new(10, exponent) } else { ZipfSampler::rejection_inversion(10, exponent) }
+                .unwrap();
+            assert_eq!(z.uses_table(), table);
             let mut rng = PortableRng::new(5);
             let draws = 400_000u64;
             let mut counts = vec![0u64; 10];
@@ -231,7 +308,30 @@ mod tests {
                 counts[k as usize - 1] += 1;
             }
             let chi = chi_square(&z, &counts, draws);
-            assert!(chi < 27.9, "s={exponent}: chi² = {chi}, counts {counts:?}");
+            assert!(chi < 27.9, "s={exponent}, table {table}: chi² = {chi}, counts {counts:?}");
+        }
+    }
+
+    #[test]
+    fn both_methods_give_the_formulas_head_mass() {
+        let n = 2000;
+        for z in [ZipfSampler::new(n, 0.8614).unwrap(), ZipfSampler::rejection_inversion(n, 0.8614).unwrap()] {
+            let mut rng = PortableRng::new(11);
+            let draws = 500_000;
+            let head = (0..draws).filter(|_| z.sample(&mut rng) <= n / 5).count() as f64 / draws as f64;
+            let exact = z.mass_of_first(n / 5);
+            // Binomial standard deviation ≈ 0.0006.
+            assert!((head - exact).abs() < 0.003, "table {}: {head} vs {exact}", z.uses_table());
+        }
+    }
+
+    #[test]
+    fn samplers_of_the_same_shape_share_their_table() {
+        let a = ZipfSampler::new(12_345, 0.5).unwrap();
+        let b = ZipfSampler::new(12_345, 0.5).unwrap();
+        match (&a.method, &b.method) {
+            (Method::Table(x), Method::Table(y)) => assert!(Arc::ptr_eq(x, y)),
+            _ => panic!("expected tables"),
         }
     }
 
@@ -241,6 +341,7 @@ mod tests {
         let one = ZipfSampler::new(1, 0.86).unwrap();
         assert!((0..100).all(|_| one.sample(&mut rng) == 1));
         let huge = ZipfSampler::new(10_000_000_000, 0.86).unwrap();
+        assert!(!huge.uses_table());
         assert!((0..10_000).all(|_| (1..=10_000_000_000).contains(&huge.sample(&mut rng))));
         assert!(ZipfSampler::new(0, 0.86).is_err());
         assert!(ZipfSampler::new(10, 0.0).is_err());
