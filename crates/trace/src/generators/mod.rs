@@ -9,14 +9,14 @@
 //!
 //! # Spec syntax
 //!
-//! `kind,key=value,...`, kind first. Kinds and their keys (defaults in brackets):
+//! `kind,key=value,...`, kind first. Kinds and their keys, with their defaults:
 //!
 //! | kind | keys |
 //! | --- | --- |
-//! | `uniform` | `requests` [100000], `pages` [50000], `write-ratio` [0.5], `seed` [42] |
-//! | `zipf` | the above + `locality` [80-20], `scatter` [false] |
-//! | `self-similar` | the above + `locality` [80-20], `scatter` [false] |
-//! | `scan-mix` | `requests` [100000], `pages` [40000], `write-ratio` [0.5], `locality` [80-20], `scans` [50], `scan-length` [1000], `scan-pages` [10000], `seed` [42] |
+//! | `uniform` | `requests` = 100000, `pages` = 50000, `write-ratio` = 0.5, `seed` = 42 |
+//! | `zipf` | the above + `locality` = 80-20, `scatter` = false |
+//! | `self-similar` | the above + `locality` = 80-20, `scatter` = false |
+//! | `scan-mix` | `requests` = 100000, `pages` = 40000, `write-ratio` = 0.5, `locality` = 80-20, `scans` = 50, `scan-length` = 1000, `scan-pages` = 10000, `seed` = 42 |
 //!
 //! Counts accept `_` separators and the decimal suffixes `k`, `m`, `g` (`10m` = 10,000,000).
 //! `locality` is `a-b` in percent with a + b = 100 and 0 < b < a. `scatter=true` maps the i-th
