@@ -17,10 +17,12 @@ use std::sync::{Arc, Mutex, OnceLock, Weak};
 /// distributions are sampled without one.
 ///
 /// A table lookup costs two dependent memory accesses, so it wins while the table stays in the
-/// CPU caches: measured (`benches/decode.rs`) about three times faster than rejection-inversion
-/// for 50,000 Zipf ranks, but slower for 1,000,000 ranks (12 MiB) and three times slower for
-/// 10,000,000. The limit is part of the definition of the generated traces (it selects the
-/// sampling method, and the methods consume the random stream differently): changing it
+/// CPU caches. Measured (`benches/decode.rs`, 2-core AMD EPYC VM, 2 MiB L2): over 50,000 Zipf
+/// ranks about 2.3 times faster than rejection-inversion; over 1,000,000 ranks (12 MiB) 1.4
+/// times faster on a quiet machine but slower when other processes compete for the shared L3
+/// cache (as the simulator's own data will); over 10,000,000 ranks 1.8 times slower. The limit
+/// is therefore conservative. It is part of the definition of the generated traces (it selects
+/// the sampling method, and the methods consume the random stream differently): changing it
 /// changes the traces, which the golden tests would show.
 pub const TABLE_MAX_OUTCOMES: u64 = 1 << 18;
 
