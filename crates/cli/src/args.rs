@@ -1,6 +1,6 @@
 //! Parsing of list-valued command-line arguments.
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result, bail};
 use flashbuf_policy::PolicyConfig;
 
 /// Splits a policy list such as `lru,cflru:w=0.25,arc` or `cflru:w=0.25,cfdc:pw=0.5,cluster=32`.
@@ -104,7 +104,10 @@ mod tests {
     #[test]
     fn policy_lists_attach_parameters_to_the_policy_before() {
         assert_eq!(labels(&["lru,arc"]), ["lru", "arc"]);
-        assert_eq!(labels(&["lru-2:history=2,clock", "2q:kin=0.3,kout=0.6"]), ["lru-2:history=2", "clock", "2q:kin=0.3,kout=0.6"]);
+        assert_eq!(
+            labels(&["lru-2:history=2,clock", "2q:kin=0.3,kout=0.6"]),
+            ["lru-2:history=2", "clock", "2q:kin=0.3,kout=0.6"]
+        );
         assert_eq!(labels(&["2q,kin=0.3"]), ["2q:kin=0.3,kout=0.5"]);
     }
 

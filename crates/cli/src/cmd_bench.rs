@@ -11,7 +11,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 use flashbuf_flash::{IdealConfig, IdealDevice};
 use flashbuf_sim::{RunOptions, WriteMiss};
-use flashbuf_trace::{create_writer, Format, GenSpec, ReadOptions, TraceSpec};
+use flashbuf_trace::{Format, GenSpec, ReadOptions, TraceSpec, create_writer};
 
 use crate::args::parse_policies;
 
@@ -63,7 +63,8 @@ pub fn run(a: BenchArgs) -> Result<()> {
         for _ in 0..a.repeat.max(1) {
             let mut opened = spec.open(&opts)?;
             let device = IdealDevice::new(IdealConfig::default())?;
-            let options = RunOptions { frames: a.buffer, write_miss: WriteMiss::Fetch, pages_hint: 0, check_every: None };
+            let options =
+                RunOptions { frames: a.buffer, write_miss: WriteMiss::Fetch, pages_hint: 0, check_every: None };
             let out = flashbuf_sim::run(policy, device, opened.source.as_mut(), &options, &mut |_| {})?;
             let rate = out.counters.requests as f64 / out.elapsed_s;
             if best.as_ref().is_none_or(|(r, _)| rate > *r) {
@@ -88,10 +89,13 @@ fn generate(a: &BenchArgs) -> Result<String> {
     let name = format!("zipf-a{}-r{}-p{}-w{}.{ext}", a.alpha, a.requests, a.pages, a.write_ratio);
     let path = a.dir.join(name);
     if !path.exists() {
-        let spec = format!("zipf,requests={},pages={},alpha={},write-ratio={},seed=42", a.requests, a.pages, a.alpha, a.write_ratio);
-        let gen: GenSpec = spec.parse()?;
+        let spec = format!(
+            "zipf,requests={},pages={},alpha={},write-ratio={},seed=42",
+            a.requests, a.pages, a.alpha, a.write_ratio
+        );
+        let generator: GenSpec = spec.parse()?;
         eprintln!("flashbuf: generating {} (once)", path.display());
-        let mut src = gen.open()?;
+        let mut src = generator.open()?;
         let mut w = create_writer(format, &path, false)?;
         flashbuf_trace::copy_trace(src.as_mut(), w.as_mut())?;
         w.finish()?;

@@ -2,9 +2,9 @@
 
 use std::path::PathBuf;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result, bail};
 use clap::Args;
-use flashbuf_trace::{create_writer, Format, GenSpec};
+use flashbuf_trace::{Format, GenSpec, create_writer};
 
 #[derive(Args)]
 pub struct GenArgs {
@@ -82,11 +82,12 @@ pub fn run(a: GenArgs) -> Result<()> {
         spec.push(',');
         spec.push_str(kv);
     }
-    let gen: GenSpec = spec.parse()?;
-    let mut source = gen.open()?;
+    let generator: GenSpec = spec.parse()?;
+    let mut source = generator.open()?;
     let mut writer = create_writer(format_for(&a.out), &a.out, a.force)?;
-    let n = flashbuf_trace::copy_trace(source.as_mut(), writer.as_mut()).with_context(|| a.out.display().to_string())?;
+    let n =
+        flashbuf_trace::copy_trace(source.as_mut(), writer.as_mut()).with_context(|| a.out.display().to_string())?;
     writer.finish()?;
-    eprintln!("flashbuf: wrote {n} requests of {} to {}", gen.label(), a.out.display());
+    eprintln!("flashbuf: wrote {n} requests of {} to {}", generator.label(), a.out.display());
     Ok(())
 }

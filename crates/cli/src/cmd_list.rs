@@ -1,7 +1,7 @@
 //! `flashbuf list`: what can be named on the command line.
 
 use anyhow::Result;
-use flashbuf_policy::{PolicyConfig, POLICIES};
+use flashbuf_policy::{POLICIES, PolicyConfig};
 use flashbuf_trace::{Format, GenKind, PRESETS};
 
 pub fn run() -> Result<()> {

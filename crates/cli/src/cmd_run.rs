@@ -13,7 +13,7 @@ use rayon::prelude::*;
 
 use crate::args::{parse_buffers, parse_policies};
 use crate::output::OutputFile;
-use crate::traces::{resolve, CliTrace, TraceArgs};
+use crate::traces::{CliTrace, TraceArgs, resolve};
 
 /// The policies compared when `--policy` is not given.
 pub const DEFAULT_POLICIES: &str = "lru,clock,lru-2,2q,arc,min";
@@ -142,7 +142,9 @@ pub fn run(a: RunArgs) -> Result<()> {
 
     let mut buf = Vec::new();
     match a.output {
-        OutputFormat::Table => buf.extend_from_slice(flashbuf_report::format_table(&rows, flashbuf_report::DEFAULT_COLUMNS).as_bytes()),
+        OutputFormat::Table => {
+            buf.extend_from_slice(flashbuf_report::format_table(&rows, flashbuf_report::DEFAULT_COLUMNS).as_bytes())
+        }
         OutputFormat::Csv => flashbuf_report::write_csv(&rows, &mut buf)?,
         OutputFormat::Json => flashbuf_report::write_json(&rows, &mut buf)?,
     }

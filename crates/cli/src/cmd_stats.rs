@@ -4,7 +4,7 @@ use anyhow::Result;
 use clap::Args;
 use flashbuf_trace::TraceSpec;
 
-use crate::traces::{scan, TraceArgs};
+use crate::traces::{TraceArgs, scan};
 
 #[derive(Args)]
 pub struct StatsArgs {

@@ -4,7 +4,7 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result, bail};
 use tempfile::NamedTempFile;
 
 /// A file being written under a temporary name next to its destination; [`commit`] renames it
@@ -43,10 +43,20 @@ impl OutputFile {
     /// Flushes, syncs and renames the file into place.
     pub fn commit(self) -> Result<()> {
         let dest = self.dest;
-        let tmp = self.tmp.into_inner().map_err(|e| e.into_error()).with_context(|| format!("{}: write failed", dest.display()))?;
+        let tmp = self
+            .tmp
+            .into_inner()
+            .map_err(|e| e.into_error())
+            .with_context(|| format!("{}: write failed", dest.display()))?;
         tmp.as_file().sync_all().with_context(|| format!("{}: sync failed", dest.display()))?;
-        let result = if self.force { tmp.persist(&dest).map(|_: File| ()) } else { tmp.persist_noclobber(&dest).map(|_: File| ()) };
-        result.map_err(|e| e.error).with_context(|| format!("{}: cannot move the finished file into place", dest.display()))
+        let result = if self.force {
+            tmp.persist(&dest).map(|_: File| ())
+        } else {
+            tmp.persist_noclobber(&dest).map(|_: File| ())
+        };
+        result
+            .map_err(|e| e.error)
+            .with_context(|| format!("{}: cannot move the finished file into place", dest.display()))
     }
 }
 

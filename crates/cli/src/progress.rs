@@ -12,7 +12,9 @@ pub fn bar(total: u64, unit: &str, quiet: bool) -> ProgressBar {
         return ProgressBar::hidden();
     }
     let pb = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden());
-    let template = format!("{{spinner}} [{{elapsed_precise}}] {{wide_bar}} {{human_pos}}/{{human_len}} {unit} ({{per_sec}}, eta {{eta}})");
+    let template = format!(
+        "{{spinner}} [{{elapsed_precise}}] {{wide_bar}} {{human_pos}}/{{human_len}} {unit} ({{per_sec}}, eta {{eta}})"
+    );
     pb.set_style(ProgressStyle::with_template(&template).expect("valid template").progress_chars("=> "));
     let shown = pb.clone();
     std::thread::spawn(move || {

@@ -35,10 +35,15 @@ fn parse_time_unit(s: &str) -> Result<TimeUnit, String> {
 impl TraceArgs {
     /// The reader options.
     pub fn options(&self) -> Result<ReadOptions> {
-        if self.page_size == 0 || !self.page_size.is_power_of_two() && self.page_size % 512 != 0 {
-            anyhow::bail!("--page-size {}: must be a positive multiple of 512 bytes", self.page_size);
+        if self.page_size == 0 {
+            anyhow::bail!("--page-size must be a positive number of bytes");
         }
-        Ok(ReadOptions { format: self.format, page_size: self.page_size, volume: self.volume, time_unit: self.time_unit })
+        Ok(ReadOptions {
+            format: self.format,
+            page_size: self.page_size,
+            volume: self.volume,
+            time_unit: self.time_unit,
+        })
     }
 }
 

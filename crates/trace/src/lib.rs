@@ -6,8 +6,45 @@
 //! (read or write) and an optional timestamp. Traces are consumed in batches through
 //! [`TraceSource`], so a trace of any length streams in constant memory and the simulator's
 //! per-request loop never makes a dynamic call.
+//!
+//! # Components
+//!
+//! * [`generators`]: uniform, Zipf (the AD-LRU paper's formula), self-similar (Gray et al.) and
+//!   the AD-LRU scan mix, described by a [`GenSpec`] (`"zipf,requests=500000,pages=50000"`, or
+//!   a preset of the papers' traces such as `"adlru-zipf"`). Portable: same seed, same trace,
+//!   on every machine ([`rng`]).
+//! * [`formats`]: streaming readers of SPC, MSR Cambridge, CloudPhysics, Tencent CBS,
+//!   DiskSim/MQSim, ARC `.lis`, LIRS, libCacheSim oracleGeneral and flashbuf's own text and
+//!   binary formats, with transparent decompression (gzip, zstd, bzip2, xz), page splitting,
+//!   volume selection and format auto-detection ([`open_path`], [`detect_format`]).
+//! * [`writers`]: text, binary and oracleGeneral writers that never leave a half-written file.
+//! * [`TraceSpec`]: a command-line trace argument (`gen:<spec>`, `<format>:<path>` or a path)
+//!   opened into an [`OpenedTrace`]; [`stats`] summarises a trace in one pass.
+//!
+//! ```
+//! use flashbuf_trace::{ReadOptions, TraceSpec, collect, stats};
+//!
+//! let spec = TraceSpec::parse("gen:adlru-zipf,requests=1000").unwrap();
+//! assert_eq!(spec.page_count(), Some(50_000));
+//! let mut opened = spec.open(&ReadOptions::default()).unwrap();
+//! let summary = stats(&mut *opened.source, 2048).unwrap();
+//! assert_eq!(summary.requests, 1000);
+//! ```
 
 #![warn(missing_docs)]
+
+pub mod formats;
+pub mod generators;
+pub mod rng;
+mod spec;
+mod stats;
+pub mod writers;
+
+pub use formats::{Compression, Detection, Format, ReadOptions, TimeUnit, detect_format, open_path, open_stream};
+pub use generators::{GenKind, GenSpec, Locality, PRESETS};
+pub use spec::{OpenedTrace, TraceSpec};
+pub use stats::{TraceStats, stats};
+pub use writers::{BinaryWriter, OracleWriter, TextWriter, TraceWriter, copy_trace, create_writer};
 
 use std::fmt;
 
