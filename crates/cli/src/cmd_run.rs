@@ -6,12 +6,13 @@ use std::sync::Mutex;
 
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
-use flashbuf_flash::{IdealConfig, IdealDevice};
+use flashbuf_flash::DeviceConfig;
 use flashbuf_policy::PolicyConfig;
 use flashbuf_sim::{ResultRow, RunOptions, WriteMiss};
 use rayon::prelude::*;
 
 use crate::args::{parse_buffers, parse_policies};
+use crate::devices::{DeviceArgs, build, check};
 use crate::output::OutputFile;
 use crate::traces::{CliTrace, TraceArgs, resolve};
 
@@ -33,9 +34,6 @@ pub struct RunArgs {
     /// --page-size) or a share of the trace's page space (`5%`).
     #[arg(short, long = "buffer", value_name = "LIST", default_value = "512,1024,2048,4096,8192")]
     buffers: String,
-    /// The device: `ideal` costs 25 µs per page read and 220 µs per page write (AD-LRU Table 2).
-    #[arg(long, value_enum, default_value_t = DeviceKind::Ideal)]
-    device: DeviceKind,
     /// What a write miss does: `fetch` the page first (a database buffer) or not (`no-fetch`,
     /// a write buffer as in the REF and BPLRU papers).
     #[arg(long, value_enum, default_value_t = WriteMissArg::Fetch)]
@@ -61,12 +59,8 @@ pub struct RunArgs {
     quiet: bool,
     #[command(flatten)]
     trace_args: TraceArgs,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-enum DeviceKind {
-    /// Fixed latency per page (no FTL).
-    Ideal,
+    #[command(flatten)]
+    device_args: DeviceArgs,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -89,6 +83,8 @@ struct Job<'a> {
     trace: &'a CliTrace,
     policy: &'a PolicyConfig,
     frames: usize,
+    device: &'a DeviceConfig,
+    logical_pages: u64,
 }
 
 pub fn run(a: RunArgs) -> Result<()> {
@@ -102,14 +98,18 @@ pub fn run(a: RunArgs) -> Result<()> {
         WriteMissArg::NoFetch => WriteMiss::NoFetch,
     };
 
+    let device = a.device_args.config();
     let traces: Vec<CliTrace> = a.traces.iter().map(|t| resolve(t, &opts, a.quiet)).collect::<Result<_>>()?;
     let mut jobs = Vec::new();
     for trace in &traces {
+        let logical_pages = a.device_args.logical_pages(trace.pages)?;
+        // Check the device once per trace before anything runs.
+        check(&device, logical_pages).with_context(|| format!("trace {}", trace.label))?;
         for policy in &policies {
             for b in &buffers {
                 let frames = b.pages(opts.page_size, Some(trace.pages))?;
                 let frames = usize::try_from(frames).context("buffer too large")?;
-                jobs.push(Job { trace, policy, frames });
+                jobs.push(Job { trace, policy, frames, device: &device, logical_pages });
             }
         }
     }
@@ -143,7 +143,11 @@ pub fn run(a: RunArgs) -> Result<()> {
     let mut buf = Vec::new();
     match a.output {
         OutputFormat::Table => {
-            buf.extend_from_slice(flashbuf_report::format_table(&rows, flashbuf_report::DEFAULT_COLUMNS).as_bytes())
+            let mut columns = flashbuf_report::DEFAULT_COLUMNS.to_vec();
+            if device.kind != flashbuf_flash::DeviceKind::Ideal {
+                columns.extend_from_slice(flashbuf_report::DEVICE_COLUMNS);
+            }
+            buf.extend_from_slice(flashbuf_report::format_table(&rows, &columns).as_bytes())
         }
         OutputFormat::Csv => flashbuf_report::write_csv(&rows, &mut buf)?,
         OutputFormat::Json => flashbuf_report::write_json(&rows, &mut buf)?,
@@ -168,10 +172,10 @@ fn run_job(
     let mut opened = job.trace.spec.open(opts).with_context(|| format!("trace '{}'", job.trace.label))?;
     let options =
         RunOptions { frames: job.frames, write_miss, pages_hint: job.trace.pages, check_every: check.then_some(1) };
-    let device = IdealDevice::new(IdealConfig::default())?;
-    let device_label = "ideal";
+    let device = build(job.device, job.logical_pages)?;
+    let device_label = job.device.label();
     let mut progress = |n: u64| bar.inc(n);
     let out = flashbuf_sim::run(job.policy, device, opened.source.as_mut(), &options, &mut progress)
         .with_context(|| format!("{} on {} with {} frames", job.policy.label(), job.trace.label, job.frames))?;
-    Ok(ResultRow::new(&job.trace.label, &job.policy.label(), device_label, &options, &out))
+    Ok(ResultRow::new(&job.trace.label, &job.policy.label(), &device_label, &options, &out))
 }

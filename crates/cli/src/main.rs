@@ -7,6 +7,7 @@ mod cmd_gen;
 mod cmd_list;
 mod cmd_run;
 mod cmd_stats;
+mod devices;
 mod output;
 mod progress;
 mod traces;

@@ -14,12 +14,20 @@ pub type ListId = u8;
 /// Marks a node that is in no list.
 pub const NO_LIST: ListId = ListId::MAX;
 
+/// A node's links and owner, kept together so one cache line serves a list operation.
+#[derive(Clone, Copy, Debug)]
+struct Node {
+    prev: u32,
+    next: u32,
+    owner: ListId,
+}
+
+const UNLINKED: Node = Node { prev: NIL, next: NIL, owner: NO_LIST };
+
 /// Several linked lists over the nodes `0..nodes`; a node is in at most one list at a time.
 #[derive(Clone, Debug)]
 pub struct FrameLists {
-    prev: Vec<u32>,
-    next: Vec<u32>,
-    owner: Vec<ListId>,
+    node: Vec<Node>,
     head: Vec<u32>,
     tail: Vec<u32>,
     len: Vec<usize>,
@@ -30,19 +38,12 @@ impl FrameLists {
     pub fn new(nodes: usize, lists: usize) -> Self {
         assert!(lists < NO_LIST as usize, "too many lists");
         assert!(nodes < NIL as usize, "too many nodes");
-        FrameLists {
-            prev: vec![NIL; nodes],
-            next: vec![NIL; nodes],
-            owner: vec![NO_LIST; nodes],
-            head: vec![NIL; lists],
-            tail: vec![NIL; lists],
-            len: vec![0; lists],
-        }
+        FrameLists { node: vec![UNLINKED; nodes], head: vec![NIL; lists], tail: vec![NIL; lists], len: vec![0; lists] }
     }
 
     /// Number of nodes.
     pub fn nodes(&self) -> usize {
-        self.owner.len()
+        self.node.len()
     }
 
     /// Number of nodes in `list`.
@@ -60,14 +61,14 @@ impl FrameLists {
     /// The list `node` is in, if any.
     #[inline]
     pub fn list_of(&self, node: u32) -> Option<ListId> {
-        let o = self.owner[node as usize];
+        let o = self.node[node as usize].owner;
         (o != NO_LIST).then_some(o)
     }
 
     /// `true` when `node` is in `list`.
     #[inline]
     pub fn contains(&self, list: ListId, node: u32) -> bool {
-        self.owner[node as usize] == list
+        self.node[node as usize].owner == list
     }
 
     /// The MRU end of `list`.
@@ -87,50 +88,50 @@ impl FrameLists {
     /// The neighbour of `node` towards the back (LRU end).
     #[inline]
     pub fn next(&self, node: u32) -> Option<u32> {
-        let n = self.next[node as usize];
+        let n = self.node[node as usize].next;
         (n != NIL).then_some(n)
     }
 
     /// The neighbour of `node` towards the front (MRU end).
     #[inline]
     pub fn prev(&self, node: u32) -> Option<u32> {
-        let p = self.prev[node as usize];
+        let p = self.node[node as usize].prev;
         (p != NIL).then_some(p)
     }
 
     /// Inserts `node` (in no list) at the front of `list`.
     #[inline]
     pub fn push_front(&mut self, list: ListId, node: u32) {
-        debug_assert_eq!(self.owner[node as usize], NO_LIST, "node {node} already in a list");
+        debug_assert_eq!(self.node[node as usize].owner, NO_LIST, "node {node} already in a list");
         let l = list as usize;
         let h = self.head[l];
-        self.prev[node as usize] = NIL;
-        self.next[node as usize] = h;
+        self.node[node as usize].prev = NIL;
+        self.node[node as usize].next = h;
         if h != NIL {
-            self.prev[h as usize] = node;
+            self.node[h as usize].prev = node;
         } else {
             self.tail[l] = node;
         }
         self.head[l] = node;
-        self.owner[node as usize] = list;
+        self.node[node as usize].owner = list;
         self.len[l] += 1;
     }
 
     /// Inserts `node` (in no list) at the back of `list`.
     #[inline]
     pub fn push_back(&mut self, list: ListId, node: u32) {
-        debug_assert_eq!(self.owner[node as usize], NO_LIST, "node {node} already in a list");
+        debug_assert_eq!(self.node[node as usize].owner, NO_LIST, "node {node} already in a list");
         let l = list as usize;
         let t = self.tail[l];
-        self.next[node as usize] = NIL;
-        self.prev[node as usize] = t;
+        self.node[node as usize].next = NIL;
+        self.node[node as usize].prev = t;
         if t != NIL {
-            self.next[t as usize] = node;
+            self.node[t as usize].next = node;
         } else {
             self.head[l] = node;
         }
         self.tail[l] = node;
-        self.owner[node as usize] = list;
+        self.node[node as usize].owner = list;
         self.len[l] += 1;
     }
 
@@ -138,44 +139,44 @@ impl FrameLists {
     /// `anchor`'s list.
     #[inline]
     pub fn insert_before(&mut self, anchor: u32, node: u32) {
-        debug_assert_eq!(self.owner[node as usize], NO_LIST, "node {node} already in a list");
-        let list = self.owner[anchor as usize];
+        debug_assert_eq!(self.node[node as usize].owner, NO_LIST, "node {node} already in a list");
+        let list = self.node[anchor as usize].owner;
         debug_assert_ne!(list, NO_LIST, "anchor {anchor} is in no list");
-        let p = self.prev[anchor as usize];
-        self.prev[node as usize] = p;
-        self.next[node as usize] = anchor;
-        self.prev[anchor as usize] = node;
+        let p = self.node[anchor as usize].prev;
+        self.node[node as usize].prev = p;
+        self.node[node as usize].next = anchor;
+        self.node[anchor as usize].prev = node;
         if p != NIL {
-            self.next[p as usize] = node;
+            self.node[p as usize].next = node;
         } else {
             self.head[list as usize] = node;
         }
-        self.owner[node as usize] = list;
+        self.node[node as usize].owner = list;
         self.len[list as usize] += 1;
     }
 
     /// Unlinks `node` from whatever list it is in; returns that list (`None` if it was in none).
     #[inline]
     pub fn remove(&mut self, node: u32) -> Option<ListId> {
-        let list = self.owner[node as usize];
+        let list = self.node[node as usize].owner;
         if list == NO_LIST {
             return None;
         }
         let l = list as usize;
-        let (p, n) = (self.prev[node as usize], self.next[node as usize]);
+        let (p, n) = (self.node[node as usize].prev, self.node[node as usize].next);
         if p != NIL {
-            self.next[p as usize] = n;
+            self.node[p as usize].next = n;
         } else {
             self.head[l] = n;
         }
         if n != NIL {
-            self.prev[n as usize] = p;
+            self.node[n as usize].prev = p;
         } else {
             self.tail[l] = p;
         }
-        self.prev[node as usize] = NIL;
-        self.next[node as usize] = NIL;
-        self.owner[node as usize] = NO_LIST;
+        self.node[node as usize].prev = NIL;
+        self.node[node as usize].next = NIL;
+        self.node[node as usize].owner = NO_LIST;
         self.len[l] -= 1;
         Some(list)
     }
@@ -224,15 +225,15 @@ impl FrameLists {
                     return Err(format!("list {list}: node {cur} appears twice (cycle or shared)"));
                 }
                 seen[c] = true;
-                if self.owner[c] as usize != list {
-                    return Err(format!("list {list}: node {cur} records owner {}", self.owner[c]));
+                if self.node[c].owner as usize != list {
+                    return Err(format!("list {list}: node {cur} records owner {}", self.node[c].owner));
                 }
-                if self.prev[c] != prev {
+                if self.node[c].prev != prev {
                     return Err(format!("list {list}: node {cur} has a wrong prev link"));
                 }
                 count += 1;
                 prev = cur;
-                cur = self.next[c];
+                cur = self.node[c].next;
             }
             if self.tail[list] != prev {
                 return Err(format!("list {list}: tail is {} but the walk ends at {prev}", self.tail[list]));
@@ -241,7 +242,7 @@ impl FrameLists {
                 return Err(format!("list {list}: length {} but {count} nodes linked", self.len[list]));
             }
         }
-        for (n, &o) in self.owner.iter().enumerate() {
+        for (n, o) in self.node.iter().map(|x| x.owner).enumerate() {
             if o != NO_LIST && !seen[n] {
                 return Err(format!("node {n} claims list {o} but is not linked there"));
             }

@@ -155,7 +155,9 @@ impl<R: Replacer, D: Device> Buffer<R, D> {
         }
         if let Some(frame) = self.table.get(req.page) {
             self.counters.hits += 1;
-            self.dirty[frame as usize] |= is_write;
+            if is_write {
+                self.dirty[frame as usize] = true;
+            }
             self.policy.on_hit(frame, &access);
             return Ok(true);
         }

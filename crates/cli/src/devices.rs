@@ -1,0 +1,103 @@
+//! Choosing the simulated device from the command line.
+
+use anyhow::{Context, Result};
+use clap::Args;
+use flashbuf_flash::{AnyDevice, DeviceConfig, DeviceKind, GcPolicy, NandPreset, Precondition};
+
+/// Device options shared by every command that simulates a device.
+#[derive(Args, Clone, Debug)]
+pub struct DeviceArgs {
+    /// The device: `page` (page-mapped FTL with garbage collection and wear levelling), `block`
+    /// (block-mapped), `bast` (1:1 log blocks), `fast` (1:N log blocks), or `ideal` (the
+    /// preset's read and write latencies, no FTL).
+    #[arg(long, default_value = "page", value_parser = parse::<DeviceKind>)]
+    pub device: DeviceKind,
+    /// Chip preset: `micron` (MT29F4G08AAA, AD-LRU Table 2: 2 KiB pages, 64 per block, 25 µs
+    /// read, 220 µs program, 1.5 ms erase) or `ref` (REF paper Table I: 10 µs, 200 µs, 2 ms).
+    #[arg(long, default_value = "micron", value_parser = parse::<NandPreset>)]
+    pub preset: NandPreset,
+    /// Log blocks of the BAST and FAST devices.
+    #[arg(long, default_value_t = 8, value_name = "N")]
+    pub log_blocks: u32,
+    /// FAST without its sequential log block (all log blocks random).
+    #[arg(long)]
+    pub no_seq_log: bool,
+    /// Garbage collection victim policy of the page-mapped device: greedy, cost-benefit, fifo.
+    #[arg(long, default_value = "greedy", value_parser = parse::<GcPolicy>)]
+    pub gc: GcPolicy,
+    /// Over-provisioning of the page-mapped device: spare space in percent of the logical space.
+    #[arg(long = "op", default_value_t = 7.0, value_name = "PERCENT")]
+    pub op_percent: f64,
+    /// Free blocks at or below which the page-mapped device collects garbage.
+    #[arg(long, default_value_t = 2, value_name = "BLOCKS")]
+    pub gc_threshold: u32,
+    /// State of the device when the run starts: `empty`, `sequential` (every page written once,
+    /// a freshly loaded database) or `aged[:WRITES|steady[:SEED]]` (then random writes to a
+    /// steady state).
+    #[arg(long, default_value = "sequential", value_parser = parse::<Precondition>)]
+    pub precondition: Precondition,
+    /// Check, on every read, that the device returns the version last written.
+    #[arg(long)]
+    pub verify: bool,
+    /// Logical capacity of the device in pages (default: the trace's largest page + 1).
+    #[arg(long, value_name = "PAGES")]
+    pub capacity: Option<u64>,
+}
+
+fn parse<T: std::str::FromStr<Err = flashbuf_flash::DeviceError>>(s: &str) -> Result<T, String> {
+    s.parse::<T>().map_err(|e| e.to_string())
+}
+
+impl DeviceArgs {
+    /// The device configuration these options describe.
+    pub fn config(&self) -> DeviceConfig {
+        DeviceConfig {
+            kind: self.device,
+            preset: self.preset,
+            log_blocks: self.log_blocks,
+            seq_log: !self.no_seq_log,
+            gc: self.gc,
+            op_percent: self.op_percent,
+            gc_threshold: self.gc_threshold,
+            precondition: self.precondition,
+            verify: self.verify,
+            ..DeviceConfig::default()
+        }
+    }
+
+    /// Logical pages for a trace whose page numbers are below `trace_pages`.
+    pub fn logical_pages(&self, trace_pages: u64) -> Result<u64> {
+        let trace_pages = trace_pages.max(1);
+        match self.capacity {
+            Some(c) if c < trace_pages => anyhow::bail!(
+                "--capacity {c} pages is smaller than the trace, whose pages go up to {}",
+                trace_pages - 1
+            ),
+            Some(c) => Ok(c),
+            None => Ok(trace_pages),
+        }
+    }
+}
+
+fn context(config: &DeviceConfig, logical_pages: u64) -> String {
+    let mut msg = format!("device {} for {logical_pages} logical pages", config.label());
+    if logical_pages > 1 << 32 {
+        msg.push_str(
+            " (the trace's page numbers are very large, e.g. several volumes combined as \
+             volume << 40 | page: select one with --volume, or use --device ideal)",
+        );
+    }
+    msg
+}
+
+/// Checks `config` for `logical_pages` without building it (before any run starts).
+pub fn check(config: &DeviceConfig, logical_pages: u64) -> Result<()> {
+    config.physical_blocks(logical_pages).with_context(|| context(config, logical_pages))?;
+    Ok(())
+}
+
+/// Builds `config` for a trace of `logical_pages` pages, with advice when the trace's page
+/// numbers are too sparse for a simulated chip.
+pub fn build(config: &DeviceConfig, logical_pages: u64) -> Result<AnyDevice> {
+    config.build(logical_pages).with_context(|| context(config, logical_pages))
+}
