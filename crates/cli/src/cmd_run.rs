@@ -8,11 +8,11 @@ use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use flashbuf_flash::DeviceConfig;
 use flashbuf_policy::PolicyConfig;
-use flashbuf_sim::{ResultRow, RunOptions, WriteMiss};
+use flashbuf_sim::{ResultRow, RunSpec, WriteMiss};
 use rayon::prelude::*;
 
 use crate::args::{parse_buffers, parse_policies};
-use crate::devices::{DeviceArgs, build, check};
+use crate::devices::{DeviceArgs, check};
 use crate::output::OutputFile;
 use crate::traces::{CliTrace, TraceArgs, resolve};
 
@@ -169,13 +169,17 @@ fn run_job(
     check: bool,
     bar: &indicatif::ProgressBar,
 ) -> Result<ResultRow> {
-    let mut opened = job.trace.spec.open(opts).with_context(|| format!("trace '{}'", job.trace.label))?;
-    let options =
-        RunOptions { frames: job.frames, write_miss, pages_hint: job.trace.pages, check_every: check.then_some(1) };
-    let device = build(job.device, job.logical_pages)?;
-    let device_label = job.device.label();
-    let mut progress = |n: u64| bar.inc(n);
-    let out = flashbuf_sim::run(job.policy, device, opened.source.as_mut(), &options, &mut progress)
-        .with_context(|| format!("{} on {} with {} frames", job.policy.label(), job.trace.label, job.frames))?;
-    Ok(ResultRow::new(&job.trace.label, &job.policy.label(), &device_label, &options, &out))
+    let spec = RunSpec {
+        trace: job.trace.spec.clone(),
+        read: *opts,
+        trace_label: job.trace.label.clone(),
+        trace_pages: job.trace.pages,
+        policy: job.policy.clone(),
+        frames: job.frames,
+        device: job.device.clone(),
+        logical_pages: job.logical_pages,
+        write_miss,
+        check_every: check.then_some(1),
+    };
+    Ok(flashbuf_sim::execute(&spec, &mut |n| bar.inc(n))?)
 }

@@ -2,7 +2,7 @@
 
 use anyhow::{Context, Result};
 use clap::Args;
-use flashbuf_flash::{AnyDevice, DeviceConfig, DeviceKind, GcPolicy, NandPreset, Precondition};
+use flashbuf_flash::{DeviceConfig, DeviceKind, GcPolicy, NandPreset, Precondition};
 
 /// Device options shared by every command that simulates a device.
 #[derive(Args, Clone, Debug)]
@@ -94,10 +94,4 @@ fn context(config: &DeviceConfig, logical_pages: u64) -> String {
 pub fn check(config: &DeviceConfig, logical_pages: u64) -> Result<()> {
     config.physical_blocks(logical_pages).with_context(|| context(config, logical_pages))?;
     Ok(())
-}
-
-/// Builds `config` for a trace of `logical_pages` pages, with advice when the trace's page
-/// numbers are too sparse for a simulated chip.
-pub fn build(config: &DeviceConfig, logical_pages: u64) -> Result<AnyDevice> {
-    config.build(logical_pages).with_context(|| context(config, logical_pages))
 }

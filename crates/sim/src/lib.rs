@@ -5,14 +5,18 @@
 //!   there, once).
 //! * [`run()`] — one run of a trace through a policy configuration over a device, producing a
 //!   [`RunOutput`]; [`ResultRow`] flattens it for tables, CSV and JSON.
+//! * [`RunSpec`] and [`execute`] — a run described by value (trace, policy, buffer, device),
+//!   the unit of the CLI, sweeps and reproductions.
 //! * [`PageTable`] — page number → frame, direct-mapped for dense page ranges.
 
 #![warn(missing_docs)]
 
 mod buffer;
+mod job;
 mod page_table;
 mod run;
 
 pub use buffer::{Buffer, Counters, SimError, WriteMiss};
+pub use job::{JobError, RunSpec, execute};
 pub use page_table::{DENSE_LIMIT, PageTable};
 pub use run::{BATCH, ResultRow, RunError, RunOptions, RunOutput, next_uses, run};

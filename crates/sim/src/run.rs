@@ -147,6 +147,8 @@ pub struct ResultRow {
     pub trace: String,
     /// Policy label with every parameter, e.g. `cflru:w=0.5`.
     pub policy: String,
+    /// Policy name without parameters, e.g. `cflru` (for grouping and plot series).
+    pub policy_name: String,
     /// Buffer size in pages.
     pub buffer_pages: u64,
     /// Device label.
@@ -215,12 +217,13 @@ pub struct ResultRow {
 
 impl ResultRow {
     /// Assembles a row from a run's output and its labels.
-    pub fn new(trace: &str, policy: &str, device: &str, options: &RunOptions, out: &RunOutput) -> Self {
+    pub fn new(trace: &str, policy: &PolicyConfig, device: &str, options: &RunOptions, out: &RunOutput) -> Self {
         let c = &out.counters;
         let d = &out.device;
         ResultRow {
             trace: trace.to_string(),
-            policy: policy.to_string(),
+            policy: policy.label(),
+            policy_name: policy.name().to_string(),
             buffer_pages: options.frames as u64,
             device: device.to_string(),
             write_miss: options.write_miss,
