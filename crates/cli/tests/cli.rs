@@ -181,7 +181,7 @@ fn outputs_are_atomic_and_never_overwritten_without_force() {
     let run = |a: Vec<String>| Command::new(env!("CARGO_BIN_EXE_flashbuf")).args(&a).output().unwrap();
     assert!(run(args(false)).status.success());
     let first = std::fs::read_to_string(&out).unwrap();
-    assert!(first.starts_with("trace,policy,buffer_pages,"), "{first}");
+    assert!(first.starts_with("trace,policy,policy_name,buffer_pages,"), "{first}");
     assert_eq!(first.lines().count(), 2);
     let o = run(args(false));
     assert!(!o.status.success() && stderr(&o).contains("--force"));
