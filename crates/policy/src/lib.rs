@@ -27,6 +27,11 @@ mod registry;
 mod replacer;
 pub mod testing;
 pub mod two_q;
+// Block- and cluster-level flash-aware policies.
+pub mod bplru;
+pub mod cfdc;
+pub mod fab;
+pub mod ref_policy;
 
 pub use params::{NoParams, ParamDoc, PolicyParams};
 pub use registry::{AnyPolicy, POLICIES, PolicyConfig, PolicyError, PolicyVisitor};

@@ -218,4 +218,9 @@ registry! {
     TwoQ => "2q", crate::two_q::TwoQ, "2Q: A1in FIFO, A1out ghost queue, Am LRU (Johnson & Shasha 1994)";
     Arc => "arc", crate::arc::Arc, "ARC: adaptive replacement cache (Megiddo & Modha 2003)";
     Min => "min", crate::min::Min, "MIN: Belady's offline optimum for hit ratio (needs the future)";
+    Cfdc => "cfdc", crate::cfdc::Cfdc, "CFDC: clean-first, dirty-clustered two-region policy (Ou, Härder, Jin 2009)";
+    Fab => "fab", crate::fab::Fab, "FAB: evict the block with the most buffered pages (Jo et al. 2006)";
+    Bplru => "bplru", crate::bplru::Bplru, "BPLRU: block-level LRU with page padding and LRU compensation (Kim & Ahn 2008)";
+    Ref => "ref", crate::ref_policy::Ref, "REF: recently-evicted-first, victim pages from victim blocks (Seo & Shin 2008)";
+    BpRef => "bp-ref", crate::ref_policy::BpRef, "BP-REF: REF with selective block padding (Seo & Shin 2008)";
 }
