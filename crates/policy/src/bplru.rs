@@ -34,12 +34,10 @@
 //! sequence offset, per-frame page/block/dirty arrays. Hits and insertions are O(1) (plus one
 //! hash lookup per insertion); a block eviction is O(ppb log ppb).
 
-use crate::fab::{BlockTable, Chains, PPB_DOC, parse_ppb};
-use crate::lists::FrameLists;
+use crate::fab::{BlockTable, Ends, Linked, PPB_DOC, PageRec, link_back, link_front, parse_ppb, unlink, walk};
 use crate::params::{ParamDoc, PolicyParams};
 use crate::replacer::{Access, BlockPad, EvictError, Evictions, FrameId, NIL, Pins, Replacer};
 
-const LRU: u8 = 0;
 /// Sequence offset of a block whose writes were not sequential.
 const BROKEN: u32 = u32::MAX;
 
@@ -72,22 +70,39 @@ impl PolicyParams for BplruConfig {
     }
 }
 
+/// Per-block state of BPLRU, one cache line.
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(32))]
+struct BplruBlock {
+    pages: Ends,
+    /// Links in the block LRU list (`[towards MRU, towards LRU]`).
+    lru: [u32; 2],
+    /// Dirty buffered pages.
+    dirty_pages: u32,
+    /// Next expected offset of a sequential write run, or [`BROKEN`].
+    seq_next: u32,
+}
+
+impl Linked<0> for BplruBlock {
+    #[inline]
+    fn links(&self) -> [u32; 2] {
+        self.lru
+    }
+    #[inline]
+    fn links_mut(&mut self) -> &mut [u32; 2] {
+        &mut self.lru
+    }
+}
+
 /// The BPLRU policy.
 #[derive(Clone, Debug)]
 pub struct Bplru {
     ppb: u64,
     blocks: BlockTable,
+    blk: Vec<BplruBlock>,
     /// Block slots in LRU order (front = MRU).
-    lru: FrameLists,
-    /// Frames of each block slot.
-    pages: Chains,
-    /// Dirty buffered pages of each block slot.
-    dirty_pages: Vec<u32>,
-    /// Next expected offset of a sequential write run, or [`BROKEN`].
-    seq_next: Vec<u32>,
-    page: Vec<u64>,
-    slot_of: Vec<u32>,
-    dirty: Vec<bool>,
+    lru: Ends,
+    fr: Vec<PageRec>,
     len: usize,
 }
 
@@ -95,60 +110,72 @@ impl Bplru {
     /// Records an access to `frame` of block `slot` and moves the block.
     #[inline]
     fn touch(&mut self, frame: FrameId, slot: u32, access: &Access) {
-        let s = slot as usize;
+        let b = &mut self.blk[slot as usize];
+        let mut to_lru_end = false;
         if access.kind.is_write() {
-            if !self.dirty[frame as usize] {
-                self.dirty[frame as usize] = true;
-                self.dirty_pages[s] += 1;
+            let fr = &mut self.fr[frame as usize];
+            if !fr.dirty {
+                fr.dirty = true;
+                b.dirty_pages += 1;
             }
             let offset = (access.page % self.ppb) as u32;
-            self.seq_next[s] = if self.seq_next[s] == offset { offset + 1 } else { BROKEN };
-            if self.seq_next[s] as u64 == self.ppb {
-                // LRU compensation: a fully, sequentially written block goes to the LRU end.
-                self.lru.remove(slot);
-                self.lru.push_back(LRU, slot);
-                return;
-            }
+            b.seq_next = if b.seq_next == offset { offset + 1 } else { BROKEN };
+            // LRU compensation: a fully, sequentially written block goes to the LRU end.
+            to_lru_end = b.seq_next as u64 == self.ppb;
         }
-        self.lru.move_to_front(LRU, slot);
+        if to_lru_end {
+            if self.lru.tail != slot {
+                unlink::<0, _>(&mut self.blk, &mut self.lru, slot);
+                link_back::<0, _>(&mut self.blk, &mut self.lru, slot);
+            }
+        } else if self.lru.head != slot {
+            unlink::<0, _>(&mut self.blk, &mut self.lru, slot);
+            link_front::<0, _>(&mut self.blk, &mut self.lru, slot);
+        }
     }
 
-    fn has_unpinned<P: Pins + ?Sized>(&self, slot: u32, pins: &P) -> (bool, bool) {
+    fn pin_state<P: Pins + ?Sized>(&self, slot: u32, pins: &P) -> (bool, bool) {
         let (mut unpinned, mut pinned) = (false, false);
-        let mut f = self.pages.front(slot);
+        let mut f = self.blk[slot as usize].pages.head;
         while f != NIL {
             if pins.is_pinned(f) {
                 pinned = true;
             } else {
                 unpinned = true;
             }
-            f = self.pages.next(f);
+            f = self.fr[f as usize].links[1];
         }
         (unpinned, pinned)
     }
 
     fn drop_frame(&mut self, frame: FrameId) {
-        let s = self.slot_of[frame as usize];
-        self.pages.remove(frame);
-        self.slot_of[frame as usize] = NIL;
-        if self.dirty[frame as usize] {
-            self.dirty_pages[s as usize] -= 1;
+        let PageRec { slot: s, dirty, .. } = self.fr[frame as usize];
+        unlink::<0, _>(&mut self.fr, &mut self.blk[s as usize].pages, frame);
+        self.fr[frame as usize].slot = NIL;
+        if dirty {
+            self.blk[s as usize].dirty_pages -= 1;
         }
         self.len -= 1;
-        if self.pages.len(s) == 0 {
-            self.lru.remove(s);
+        if self.blk[s as usize].pages.len == 0 {
+            unlink::<0, _>(&mut self.blk, &mut self.lru, s);
             self.blocks.release(s);
         }
     }
 
     /// Whether the block of `page` is in an unbroken sequential write run (for tests).
     pub fn sequential_so_far(&self, page: u64) -> bool {
-        self.blocks.get(page / self.ppb).is_some_and(|s| self.seq_next[s as usize] != BROKEN)
+        self.blocks.get(page / self.ppb).is_some_and(|s| self.blk[s as usize].seq_next != BROKEN)
     }
 
     /// Blocks from LRU to MRU (for tests and reports).
     pub fn blocks_lru_to_mru(&self) -> Vec<u64> {
-        self.lru.iter_from_back(LRU).map(|s| self.blocks.key(s)).collect()
+        let mut v = Vec::new();
+        let mut s = self.lru.tail;
+        while s != NIL {
+            v.push(self.blocks.key(s));
+            s = self.blk[s as usize].lru[0];
+        }
+        v
     }
 }
 
@@ -159,35 +186,28 @@ impl Replacer for Bplru {
         Bplru {
             ppb: config.ppb.max(1) as u64,
             blocks: BlockTable::new(capacity),
-            lru: FrameLists::new(capacity, 1),
-            pages: Chains::new(capacity, capacity),
-            dirty_pages: vec![0; capacity],
-            seq_next: vec![0; capacity],
-            page: vec![0; capacity],
-            slot_of: vec![NIL; capacity],
-            dirty: vec![false; capacity],
+            blk: vec![BplruBlock { pages: Ends::EMPTY, lru: [NIL; 2], dirty_pages: 0, seq_next: 0 }; capacity],
+            lru: Ends::EMPTY,
+            fr: vec![PageRec::FREE; capacity],
             len: 0,
         }
     }
 
     #[inline]
     fn on_hit(&mut self, frame: FrameId, access: &Access) {
-        let s = self.slot_of[frame as usize];
+        let s = self.fr[frame as usize].slot;
         self.touch(frame, s, access);
     }
 
     #[inline]
     fn on_insert(&mut self, frame: FrameId, access: &Access) {
-        let f = frame as usize;
         let (s, created) = self.blocks.get_or_insert(access.page / self.ppb);
         if created {
-            self.dirty_pages[s as usize] = 0;
-            self.seq_next[s as usize] = 0;
+            self.blk[s as usize] = BplruBlock { pages: Ends::EMPTY, lru: [NIL; 2], dirty_pages: 0, seq_next: 0 };
+            link_front::<0, _>(&mut self.blk, &mut self.lru, s);
         }
-        self.page[f] = access.page;
-        self.slot_of[f] = s;
-        self.dirty[f] = false;
-        self.pages.push_back(s, frame);
+        self.fr[frame as usize] = PageRec { page: access.page, slot: s, ..PageRec::FREE };
+        link_back::<0, _>(&mut self.fr, &mut self.blk[s as usize].pages, frame);
         self.len += 1;
         self.touch(frame, s, access);
     }
@@ -201,27 +221,30 @@ impl Replacer for Bplru {
         if self.len == 0 {
             return Err(EvictError::Empty);
         }
-        let mut s = self.lru.back(LRU).ok_or(EvictError::Empty)?;
+        let mut s = self.lru.tail;
         let any_pinned = loop {
-            let (unpinned, pinned) = self.has_unpinned(s, pins);
+            if s == NIL {
+                return Err(EvictError::AllPinned);
+            }
+            let (unpinned, pinned) = self.pin_state(s, pins);
             if unpinned {
                 break pinned;
             }
-            s = self.lru.prev(s).ok_or(EvictError::AllPinned)?;
+            s = self.blk[s as usize].lru[0];
         };
-        if !any_pinned && self.dirty_pages[s as usize] > 0 {
+        if !any_pinned && self.blk[s as usize].dirty_pages > 0 {
             out.pad = Some(BlockPad { first_page: self.blocks.key(s) * self.ppb, pages: self.ppb as u32 });
         }
         let start = out.victims.len();
-        let mut f = self.pages.front(s);
+        let mut f = self.blk[s as usize].pages.head;
         while f != NIL {
             if !pins.is_pinned(f) {
                 out.victims.push(f);
             }
-            f = self.pages.next(f);
+            f = self.fr[f as usize].links[1];
         }
-        let page = &self.page;
-        out.victims[start..].sort_unstable_by_key(|&f| page[f as usize]);
+        let fr = &self.fr;
+        out.victims[start..].sort_unstable_by_key(|&f| fr[f as usize].page);
         for i in start..out.victims.len() {
             self.drop_frame(out.victims[i]);
         }
@@ -229,7 +252,7 @@ impl Replacer for Bplru {
     }
 
     fn remove(&mut self, frame: FrameId) {
-        if self.slot_of[frame as usize] != NIL {
+        if self.fr[frame as usize].slot != NIL {
             self.drop_frame(frame);
         }
     }
@@ -239,44 +262,41 @@ impl Replacer for Bplru {
     }
 
     fn is_dirty(&self, frame: FrameId) -> Option<bool> {
-        Some(self.dirty[frame as usize])
+        Some(self.fr[frame as usize].dirty)
     }
 
     fn check_invariants(&self) -> Result<(), String> {
-        self.lru.check()?;
-        self.pages.check()?;
         self.blocks.check()?;
+        let order = walk::<0, _>(&self.blk, &self.lru)?;
         let mut total = 0usize;
+        let mut live = 0usize;
         for (block, s) in self.blocks.live() {
-            if !self.lru.contains(LRU, s) {
+            live += 1;
+            if !order.contains(&s) {
                 return Err(format!("bplru: live block {block} is not in the LRU list"));
             }
-            let (mut n, mut d) = (0u32, 0u32);
-            let mut f = self.pages.front(s);
-            while f != NIL {
-                if self.slot_of[f as usize] != s || self.page[f as usize] / self.ppb != block {
+            let b = self.blk[s as usize];
+            let pages = walk::<0, _>(&self.fr, &b.pages)?;
+            let mut d = 0u32;
+            for &f in &pages {
+                let r = self.fr[f as usize];
+                if r.slot != s || r.page / self.ppb != block {
                     return Err(format!("bplru: frame {f} chained under block {block} but belongs elsewhere"));
                 }
-                n += 1;
-                d += self.dirty[f as usize] as u32;
-                f = self.pages.next(f);
+                d += r.dirty as u32;
             }
-            if n == 0 {
+            if pages.is_empty() {
                 return Err(format!("bplru: live block {block} holds no page"));
             }
-            if d != self.dirty_pages[s as usize] {
-                return Err(format!(
-                    "bplru: block {block} counts {} dirty pages, {d} found",
-                    self.dirty_pages[s as usize]
-                ));
+            if d != b.dirty_pages {
+                return Err(format!("bplru: block {block} counts {} dirty pages, {d} found", b.dirty_pages));
             }
-            let sn = self.seq_next[s as usize];
-            if sn != BROKEN && sn as u64 > self.ppb {
-                return Err(format!("bplru: block {block} sequence offset {sn} beyond the block"));
+            if b.seq_next != BROKEN && b.seq_next as u64 > self.ppb {
+                return Err(format!("bplru: block {block} sequence offset {} beyond the block", b.seq_next));
             }
-            total += n as usize;
+            total += pages.len();
         }
-        if self.lru.len(LRU) != self.blocks.live().count() {
+        if order.len() != live {
             return Err("bplru: LRU list and block table disagree".into());
         }
         if total != self.len {

@@ -67,13 +67,9 @@
 //! slots. Hits and insertions cost O(1) plus, for pages moving through clusters, one hash lookup
 //! and a tournament path update, O(log B).
 
-use crate::fab::{BlockTable, Chains, MAX_PPB};
-use crate::lists::FrameLists;
+use crate::fab::{BlockTable, Ends, Linked, MAX_PPB, link_back, link_front, unlink, walk};
 use crate::params::{ParamDoc, PolicyParams, fmt_float, parse_fraction, parse_int};
 use crate::replacer::{Access, EvictError, Evictions, FrameId, NIL, Pins, Replacer};
-
-const WORK: u8 = 0;
-const CLEAN: u8 = 1;
 
 /// Parameters of [`Cfdc`].
 #[derive(Clone, Debug, PartialEq)]
@@ -110,150 +106,214 @@ impl PolicyParams for CfdcConfig {
     }
 }
 
-/// Per-cluster data that Formula 1 reads.
-#[derive(Clone, Debug)]
-struct Keys {
-    /// Pages in the cluster.
-    n: Vec<u32>,
-    /// Σ |p_i − p_{i−1}| over consecutive members.
-    sum: Vec<u64>,
+/// What Formula 1 reads of one cluster, packed for the comparisons (the dividend is below
+/// `n · MAX_CLUSTER_SIZE ≤ 2²⁴` and `n² ≤ 2²⁴`, so both fit in `u32`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Key {
+    /// The dividend: Σ |p_i − p_{i−1}|, or 1 for a single page.
+    d: u32,
+    /// n².
+    nn: u32,
     /// `globaltime` at creation.
-    ts: Vec<u64>,
+    ts: u64,
 }
 
-impl Keys {
-    /// Formula 1's dividend.
+impl Key {
+    /// `true` when `x` is evicted before `y` at globaltime `g`: `P(x) < P(y)`, i.e.
+    /// `d_x·n_y²·(g − ts_y) < d_y·n_x²·(g − ts_x)`, ties to the older cluster.
     #[inline]
-    fn dividend(&self, s: u32) -> u64 {
-        if self.n[s as usize] == 1 { 1 } else { self.sum[s as usize] }
+    fn before(x: Key, y: Key, g: u64) -> bool {
+        let (a, b) = (x.d as u64 * y.nn as u64, y.d as u64 * x.nn as u64);
+        let h = a as i128 * (g as i128 - y.ts as i128) - b as i128 * (g as i128 - x.ts as i128);
+        h < 0 || (h == 0 && x.ts < y.ts)
     }
 
-    /// `(A, B)` with `P(x) < P(y)` ⇔ `A·(g − ts_y) < B·(g − ts_x)`.
+    /// Whether `x` beats `y` at `g`, and the first globaltime after `g` at which that changes
+    /// (`u64::MAX` if never). With `A = d_w·n_l²`, `B = d_l·n_w²`, the winner `w` stays ahead
+    /// while `h(t) = (A − B)·t − (A·ts_l − B·ts_w)` is negative (or zero, if it is older).
     #[inline]
-    fn cross(&self, x: u32, y: u32) -> (i128, i128) {
-        let (nx, ny) = (self.n[x as usize] as i128, self.n[y as usize] as i128);
-        (self.dividend(x) as i128 * ny * ny, self.dividend(y) as i128 * nx * nx)
-    }
-
-    /// `true` when `x` is evicted before `y` at globaltime `g`.
-    #[inline]
-    fn before(&self, x: u32, y: u32, g: u64) -> bool {
-        let (a, b) = self.cross(x, y);
-        let (tx, ty) = (self.ts[x as usize], self.ts[y as usize]);
-        let h = a * (g as i128 - ty as i128) - b * (g as i128 - tx as i128);
-        h < 0 || (h == 0 && tx < ty)
-    }
-
-    /// The first globaltime after `g` at which `winner` (before `loser` at `g`) stops being so,
-    /// or `u64::MAX`. `h(t) = (A − B)·t − (A·ts_l − B·ts_w)` is linear in `t`.
-    #[inline]
-    fn flip_time(&self, winner: u32, loser: u32, g: u64) -> u64 {
-        let (a, b) = self.cross(winner, loser);
-        let s = a - b;
-        if s <= 0 {
-            return u64::MAX;
+    fn duel(x: Key, y: Key, g: u64) -> (bool, u64) {
+        let x_wins = Key::before(x, y, g);
+        let (w, l) = if x_wins { (x, y) } else { (y, x) };
+        let (a, b) = (w.d as u64 * l.nn as u64, l.d as u64 * w.nn as u64);
+        if a <= b {
+            return (x_wins, u64::MAX);
         }
-        let (tw, tl) = (self.ts[winner as usize] as i128, self.ts[loser as usize] as i128);
-        let c = a * tl - b * tw;
-        // h(t) = s·t − c; the winner keeps winning while h(t) < 0, and at h(t) = 0 if older.
-        let t = if tw < tl { c.div_euclid(s) + 1 } else { c.div_euclid(s) + (c.rem_euclid(s) != 0) as i128 };
+        let s = a - b;
+        let c = a as i128 * l.ts as i128 - b as i128 * w.ts as i128;
+        debug_assert!(c > 0, "the winner at {g} has h < 0, so c > s·g ≥ 0");
+        let (q, r) = if c <= u64::MAX as i128 {
+            let c = c as u64;
+            ((c / s) as i128, c % s)
+        } else {
+            (c / s as i128, (c % s as i128) as u64)
+        };
+        let t = if w.ts < l.ts { q + 1 } else { q + (r != 0) as i128 };
         debug_assert!(t > g as i128, "flip time {t} not after {g}");
-        t.clamp(g as i128 + 1, u64::MAX as i128) as u64
+        (x_wins, t.clamp(g as i128 + 1, u64::MAX as i128) as u64)
     }
 }
+
+/// One node of the tournament: the winner of its subtree with a copy of its key (so a
+/// comparison reads only the two children, not the key array), and the first globaltime at
+/// which any comparison in the subtree may change. 32 bytes; siblings share a cache line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Node {
+    key: Key,
+    /// Minimum over the subtree of the times at which a comparison flips.
+    min_flip: u64,
+    win: u32,
+}
+
+const EMPTY: Node = Node { win: NIL, key: Key { d: 0, nn: 0, ts: 0 }, min_flip: u64::MAX };
+
+/// Two sibling nodes, aligned to a cache line.
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(64))]
+struct Pair([Node; 2]);
 
 /// A kinetic tournament tree over cluster slots: the root holds the lowest-priority cluster at
-/// the current globaltime, once the comparisons that expired have been replayed.
+/// the current globaltime, once the comparisons that expired have been replayed. Node `i`
+/// (root 1, children `2i`, `2i + 1`, leaf of slot `s` at `size + s`) lives in `pair[i / 2]`.
 #[derive(Clone, Debug)]
 struct Tournament {
     size: usize,
-    win: Vec<u32>,
-    /// First globaltime at which this node's comparison may change.
-    flip: Vec<u64>,
-    /// Minimum of `flip` over the subtree.
-    min_flip: Vec<u64>,
+    pair: Vec<Pair>,
 }
 
 impl Tournament {
     fn new(leaves: usize) -> Self {
         let size = leaves.max(1).next_power_of_two();
-        Tournament {
-            size,
-            win: vec![NIL; 2 * size],
-            flip: vec![u64::MAX; 2 * size],
-            min_flip: vec![u64::MAX; 2 * size],
-        }
+        Tournament { size, pair: vec![Pair([EMPTY; 2]); size] }
     }
 
-    /// Recomputes node `i` from its children at `g`; returns whether anything changed.
     #[inline]
-    fn recompute(&mut self, i: usize, k: &Keys, g: u64) -> bool {
-        let (a, b) = (self.win[2 * i], self.win[2 * i + 1]);
-        let (w, flip) = if a == NIL {
-            (b, u64::MAX)
-        } else if b == NIL {
-            (a, u64::MAX)
-        } else if k.before(a, b, g) {
-            (a, k.flip_time(a, b, g))
+    fn get(&self, i: usize) -> Node {
+        self.pair[i / 2].0[i % 2]
+    }
+
+    #[inline]
+    fn put(&mut self, i: usize, n: Node) {
+        self.pair[i / 2].0[i % 2] = n;
+    }
+
+    fn leaf(&self, slot: u32) -> Node {
+        self.get(self.size + slot as usize)
+    }
+
+    /// Recomputes node `i` from its children at `g`; returns whether it changed.
+    #[inline]
+    fn recompute(&mut self, i: usize, g: u64) -> bool {
+        let [l, r] = self.pair[i].0;
+        let new = if l.win == NIL {
+            r
+        } else if r.win == NIL {
+            l
         } else {
-            (b, k.flip_time(b, a, g))
+            let (left_wins, flip) = Key::duel(l.key, r.key, g);
+            let w = if left_wins { l } else { r };
+            Node { win: w.win, key: w.key, min_flip: flip.min(l.min_flip).min(r.min_flip) }
         };
-        let min_flip = flip.min(self.min_flip[2 * i]).min(self.min_flip[2 * i + 1]);
-        let changed = w != self.win[i] || flip != self.flip[i] || min_flip != self.min_flip[i];
-        self.win[i] = w;
-        self.flip[i] = flip;
-        self.min_flip[i] = min_flip;
+        let changed = self.get(i) != new;
+        self.put(i, new);
         changed
     }
 
-    /// Puts `slot` in (`present`) or out of the competition, or records that its keys changed,
-    /// and updates its path. A node whose outputs did not change stops the walk, unless it is
-    /// won by `slot` itself: then its parent compares the changed keys.
+    /// Puts `slot` in the competition with `key`, or takes it out (`None`), and updates its
+    /// path; a node whose value did not change stops the walk.
     #[inline]
-    fn set(&mut self, slot: u32, present: bool, k: &Keys, g: u64) {
+    fn set(&mut self, slot: u32, key: Option<Key>, g: u64) {
         let mut i = self.size + slot as usize;
-        self.win[i] = if present { slot } else { NIL };
+        self.put(
+            i,
+            match key {
+                Some(key) => Node { win: slot, key, min_flip: u64::MAX },
+                None => EMPTY,
+            },
+        );
         while i > 1 {
             i /= 2;
-            if !self.recompute(i, k, g) && self.win[i] != slot {
+            if !self.recompute(i, g) {
                 break;
             }
         }
     }
 
-    fn replay(&mut self, i: usize, k: &Keys, g: u64) {
-        if i >= self.size || self.min_flip[i] > g {
+    fn replay(&mut self, i: usize, g: u64) {
+        if i >= self.size || self.get(i).min_flip > g {
             return;
         }
-        self.replay(2 * i, k, g);
-        self.replay(2 * i + 1, k, g);
-        self.recompute(i, k, g);
+        self.replay(2 * i, g);
+        self.replay(2 * i + 1, g);
+        self.recompute(i, g);
     }
 
     /// The lowest-priority cluster at `g`, or NIL.
     #[inline]
-    fn min(&mut self, k: &Keys, g: u64) -> u32 {
-        if self.min_flip[1] <= g {
-            self.replay(1, k, g);
+    fn min(&mut self, g: u64) -> u32 {
+        if self.get(1).min_flip <= g {
+            self.replay(1, g);
         }
-        self.win[1]
+        self.get(1).win
     }
 }
+
+/// `Frame::place` of a page in the working region.
+const IN_WORK: u32 = NIL - 1;
+/// `Frame::place` of a page in the clean queue.
+const IN_CLEAN: u32 = NIL - 2;
+
+/// Per-frame state, one cache line: the links of the one list the page is in (working region,
+/// clean queue or its cluster; `[towards front, towards back]`), its page, where it is.
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(32))]
+struct Frame {
+    links: [u32; 2],
+    page: u64,
+    /// [`IN_WORK`], [`IN_CLEAN`], a cluster slot, or NIL when free.
+    place: u32,
+    dirty: bool,
+}
+
+impl Linked<0> for Frame {
+    #[inline]
+    fn links(&self) -> [u32; 2] {
+        self.links
+    }
+    #[inline]
+    fn links_mut(&mut self) -> &mut [u32; 2] {
+        &mut self.links
+    }
+}
+
+/// Per-cluster state, one cache line.
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(64))]
+struct Cluster {
+    /// Members, front = first to enter (`p_0`).
+    members: Ends,
+    /// Σ |p_i − p_{i−1}| over consecutive members.
+    sum: u64,
+    /// Page of the last member (the next member's distance is taken from it).
+    last_page: u64,
+    /// Formula 1's dividend, n² and timestamp.
+    key: Key,
+}
+
+const FREE_FRAME: Frame = Frame { links: [NIL; 2], page: 0, place: NIL, dirty: false };
 
 /// The CFDC policy.
 #[derive(Clone, Debug)]
 pub struct Cfdc {
     work_max: usize,
     cluster_pages: u64,
-    lists: FrameLists,
-    page: Vec<u64>,
-    dirty: Vec<bool>,
-    /// Cluster slot of a frame in a cluster, else NIL.
-    slot_of: Vec<u32>,
+    /// Working region, front = MRU.
+    work: Ends,
+    /// Clean queue, front = last displaced.
+    clean: Ends,
+    fr: Vec<Frame>,
     clusters: BlockTable,
-    /// Members of each cluster slot, front = first to enter (`p_0`).
-    members: Chains,
-    keys: Keys,
+    cl: Vec<Cluster>,
     /// The cluster whose priority is 0, or NIL.
     zeroed: u32,
     globaltime: u64,
@@ -263,42 +323,53 @@ pub struct Cfdc {
 }
 
 impl Cfdc {
+    /// Packs the Formula 1 key of cluster `s` after its members changed.
     #[inline]
-    fn dist(&self, a: FrameId, b: FrameId) -> u64 {
-        self.page[a as usize].abs_diff(self.page[b as usize])
+    fn refresh(&mut self, s: u32) -> Key {
+        let c = &mut self.cl[s as usize];
+        let n = c.members.len;
+        c.key.d = if n == 1 { 1 } else { c.sum as u32 };
+        c.key.nn = n * n;
+        c.key
     }
 
     /// Moves the working region's LRU page into the priority region.
     #[inline]
     fn displace(&mut self) {
-        let f = self.lists.pop_back(WORK).expect("working region over its size");
-        if !self.dirty[f as usize] {
-            self.lists.push_front(CLEAN, f);
+        let f = self.work.tail;
+        unlink::<0, _>(&mut self.fr, &mut self.work, f);
+        let Frame { page, dirty, .. } = self.fr[f as usize];
+        if !dirty {
+            self.fr[f as usize].place = IN_CLEAN;
+            link_front::<0, _>(&mut self.fr, &mut self.clean, f);
             return;
         }
-        let (s, created) = self.clusters.get_or_insert(self.page[f as usize] / self.cluster_pages);
-        let si = s as usize;
+        let (s, created) = self.clusters.get_or_insert(page / self.cluster_pages);
+        let c = &mut self.cl[s as usize];
         if created {
-            self.keys.n[si] = 0;
-            self.keys.sum[si] = 0;
-            self.keys.ts[si] = self.globaltime;
+            *c = Cluster {
+                members: Ends::EMPTY,
+                sum: 0,
+                last_page: page,
+                key: Key { d: 0, nn: 0, ts: self.globaltime },
+            };
         }
-        let last = self.members.back(s);
-        if last != NIL {
-            self.keys.sum[si] += self.dist(last, f);
+        if c.members.len > 0 {
+            c.sum += c.last_page.abs_diff(page);
         }
-        self.members.push_back(s, f);
-        self.keys.n[si] += 1;
-        self.slot_of[f as usize] = s;
+        c.last_page = page;
+        link_back::<0, _>(&mut self.fr, &mut self.cl[s as usize].members, f);
+        self.fr[f as usize].place = s;
+        let key = self.refresh(s);
         self.globaltime += 1;
         if s != self.zeroed {
-            self.tour.set(s, true, &self.keys, self.globaltime);
+            self.tour.set(s, Some(key), self.globaltime);
         }
     }
 
     #[inline]
     fn rebalance(&mut self) {
-        while self.lists.len(WORK) > self.work_max {
+        while self.work.len as usize > self.work_max {
             self.displace();
         }
     }
@@ -306,40 +377,54 @@ impl Cfdc {
     /// Takes `f` out of its cluster, keeping the dividend exact.
     #[inline]
     fn leave_cluster(&mut self, f: FrameId) {
-        let s = self.slot_of[f as usize];
-        let si = s as usize;
-        let (p, q) = (self.members.prev(f), self.members.next(f));
+        let Frame { links: [p, q], page, place: s, .. } = self.fr[f as usize];
+        let c = &mut self.cl[s as usize];
         if p != NIL {
-            self.keys.sum[si] -= self.dist(p, f);
+            let pp = self.fr[p as usize].page;
+            c.sum -= pp.abs_diff(page);
+            if q == NIL {
+                c.last_page = pp;
+            }
         }
         if q != NIL {
-            self.keys.sum[si] -= self.dist(f, q);
+            let qp = self.fr[q as usize].page;
+            c.sum -= page.abs_diff(qp);
+            if p != NIL {
+                c.sum += self.fr[p as usize].page.abs_diff(qp);
+            }
         }
-        if p != NIL && q != NIL {
-            self.keys.sum[si] += self.dist(p, q);
-        }
-        self.members.remove(f);
-        self.keys.n[si] -= 1;
-        self.slot_of[f as usize] = NIL;
-        if self.keys.n[si] == 0 {
+        unlink::<0, _>(&mut self.fr, &mut self.cl[s as usize].members, f);
+        self.fr[f as usize].place = NIL;
+        let key = self.refresh(s);
+        if self.cl[s as usize].members.len == 0 {
             if s == self.zeroed {
                 self.zeroed = NIL;
             } else {
-                self.tour.set(s, false, &self.keys, self.globaltime);
+                self.tour.set(s, None, self.globaltime);
             }
             self.clusters.release(s);
         } else if s != self.zeroed {
-            self.tour.set(s, true, &self.keys, self.globaltime);
+            self.tour.set(s, Some(key), self.globaltime);
         }
     }
 
-    fn first_unpinned<P: Pins + ?Sized>(&self, s: u32, pins: &P) -> Option<FrameId> {
-        let mut f = self.members.front(s);
+    /// Unlinks a buffered frame from wherever it is.
+    #[inline]
+    fn detach(&mut self, f: FrameId) {
+        match self.fr[f as usize].place {
+            IN_WORK => unlink::<0, _>(&mut self.fr, &mut self.work, f),
+            IN_CLEAN => unlink::<0, _>(&mut self.fr, &mut self.clean, f),
+            _ => self.leave_cluster(f),
+        }
+        self.fr[f as usize].place = NIL;
+    }
+
+    fn first_unpinned<P: Pins + ?Sized>(&self, mut f: u32, pins: &P, forward: bool) -> Option<FrameId> {
         while f != NIL {
             if !pins.is_pinned(f) {
                 return Some(f);
             }
-            f = self.members.next(f);
+            f = self.fr[f as usize].links[forward as usize];
         }
         None
     }
@@ -347,30 +432,30 @@ impl Cfdc {
     /// The victim among the clusters, if any page of them is unpinned.
     fn cluster_victim<P: Pins + ?Sized>(&mut self, pins: &P) -> Option<FrameId> {
         if self.zeroed != NIL
-            && let Some(f) = self.first_unpinned(self.zeroed, pins)
+            && let Some(f) = self.first_unpinned(self.cl[self.zeroed as usize].members.head, pins, true)
         {
             return Some(f);
         }
         let mut victim = None;
         loop {
-            let s = self.tour.min(&self.keys, self.globaltime);
+            let s = self.tour.min(self.globaltime);
             if s == NIL {
                 break;
             }
-            if let Some(f) = self.first_unpinned(s, pins) {
+            if let Some(f) = self.first_unpinned(self.cl[s as usize].members.head, pins, true) {
                 if self.zeroed == NIL {
                     // Priority set to 0: the following faults empty this cluster first.
-                    self.tour.set(s, false, &self.keys, self.globaltime);
+                    self.tour.set(s, None, self.globaltime);
                     self.zeroed = s;
                 }
                 victim = Some(f);
                 break;
             }
-            self.tour.set(s, false, &self.keys, self.globaltime);
+            self.tour.set(s, None, self.globaltime);
             self.skipped.push(s);
         }
         while let Some(s) = self.skipped.pop() {
-            self.tour.set(s, true, &self.keys, self.globaltime);
+            self.tour.set(s, Some(self.cl[s as usize].key), self.globaltime);
         }
         victim
     }
@@ -382,17 +467,17 @@ impl Cfdc {
 
     /// Formula 1's dividend of cluster number `cluster` (1 for a single page), if it exists.
     pub fn dividend(&self, cluster: u64) -> Option<u64> {
-        self.clusters.get(cluster).map(|s| self.keys.dividend(s))
+        self.clusters.get(cluster).map(|s| self.cl[s as usize].key.d as u64)
     }
 
     /// The pages of cluster number `cluster` in the order they entered it.
     pub fn cluster_pages(&self, cluster: u64) -> Vec<u64> {
         let mut v = Vec::new();
         if let Some(s) = self.clusters.get(cluster) {
-            let mut f = self.members.front(s);
+            let mut f = self.cl[s as usize].members.head;
             while f != NIL {
-                v.push(self.page[f as usize]);
-                f = self.members.next(f);
+                v.push(self.fr[f as usize].page);
+                f = self.fr[f as usize].links[1];
             }
         }
         v
@@ -405,15 +490,15 @@ impl Cfdc {
         if s == self.zeroed {
             return Some((0, 1));
         }
-        let n = self.keys.n[s as usize] as u64;
-        let (num, den) = (self.keys.dividend(s), n * n * (self.globaltime - self.keys.ts[s as usize]));
+        let k = self.cl[s as usize].key;
+        let (num, den) = (k.d as u64, k.nn as u64 * (self.globaltime - k.ts));
         let g = gcd(num, den);
         Some((num / g, den / g))
     }
 
     /// Timestamp of cluster number `cluster`.
     pub fn timestamp(&self, cluster: u64) -> Option<u64> {
-        self.clusters.get(cluster).map(|s| self.keys.ts[s as usize])
+        self.clusters.get(cluster).map(|s| self.cl[s as usize].key.ts)
     }
 }
 
@@ -429,16 +514,15 @@ impl Replacer for Cfdc {
 
     fn new(capacity: usize, config: &CfdcConfig) -> Self {
         let priority = (config.pw * capacity as f64).round() as usize;
+        let empty = Cluster { members: Ends::EMPTY, sum: 0, last_page: 0, key: Key::default() };
         Cfdc {
             work_max: capacity - priority.min(capacity),
             cluster_pages: config.cluster.max(1) as u64,
-            lists: FrameLists::new(capacity, 2),
-            page: vec![0; capacity],
-            dirty: vec![false; capacity],
-            slot_of: vec![NIL; capacity],
+            work: Ends::EMPTY,
+            clean: Ends::EMPTY,
+            fr: vec![FREE_FRAME; capacity],
             clusters: BlockTable::new(capacity),
-            members: Chains::new(capacity, capacity),
-            keys: Keys { n: vec![0; capacity], sum: vec![0; capacity], ts: vec![0; capacity] },
+            cl: vec![empty; capacity],
             zeroed: NIL,
             globaltime: 0,
             tour: Tournament::new(capacity),
@@ -449,27 +533,25 @@ impl Replacer for Cfdc {
 
     #[inline]
     fn on_hit(&mut self, frame: FrameId, access: &Access) {
-        self.dirty[frame as usize] |= access.kind.is_write();
-        match self.lists.list_of(frame) {
-            Some(WORK) => self.lists.move_to_front(WORK, frame),
-            Some(_) => {
-                self.lists.remove(frame);
-                self.lists.push_front(WORK, frame);
-                self.rebalance();
+        self.fr[frame as usize].dirty |= access.kind.is_write();
+        if self.fr[frame as usize].place == IN_WORK {
+            if self.work.head != frame {
+                unlink::<0, _>(&mut self.fr, &mut self.work, frame);
+                link_front::<0, _>(&mut self.fr, &mut self.work, frame);
             }
-            None => {
-                self.leave_cluster(frame);
-                self.lists.push_front(WORK, frame);
-                self.rebalance();
-            }
+            return;
         }
+        self.detach(frame);
+        self.fr[frame as usize].place = IN_WORK;
+        link_front::<0, _>(&mut self.fr, &mut self.work, frame);
+        self.rebalance();
     }
 
     #[inline]
     fn on_insert(&mut self, frame: FrameId, access: &Access) {
-        self.page[frame as usize] = access.page;
-        self.dirty[frame as usize] = access.kind.is_write();
-        self.lists.push_front(WORK, frame);
+        self.fr[frame as usize] =
+            Frame { page: access.page, dirty: access.kind.is_write(), place: IN_WORK, ..FREE_FRAME };
+        link_front::<0, _>(&mut self.fr, &mut self.work, frame);
         self.len += 1;
         self.rebalance();
     }
@@ -483,28 +565,22 @@ impl Replacer for Cfdc {
         if self.len == 0 {
             return Err(EvictError::Empty);
         }
-        let clean = self.lists.iter_from_back(CLEAN).find(|&f| !pins.is_pinned(f));
-        let victim = if let Some(f) = clean {
-            self.lists.remove(f);
-            f
-        } else if let Some(f) = self.cluster_victim(pins) {
-            self.leave_cluster(f);
-            f
-        } else {
-            let f = self.lists.iter_from_back(WORK).find(|&f| !pins.is_pinned(f)).ok_or(EvictError::AllPinned)?;
-            self.lists.remove(f);
-            f
+        let victim = match self.first_unpinned(self.clean.tail, pins, false) {
+            Some(f) => f,
+            None => match self.cluster_victim(pins) {
+                Some(f) => f,
+                None => self.first_unpinned(self.work.tail, pins, false).ok_or(EvictError::AllPinned)?,
+            },
         };
+        self.detach(victim);
         self.len -= 1;
         out.victims.push(victim);
         Ok(())
     }
 
     fn remove(&mut self, frame: FrameId) {
-        if self.lists.remove(frame).is_some() {
-            self.len -= 1;
-        } else if self.slot_of[frame as usize] != NIL {
-            self.leave_cluster(frame);
+        if self.fr[frame as usize].place != NIL {
+            self.detach(frame);
             self.len -= 1;
         }
     }
@@ -514,62 +590,65 @@ impl Replacer for Cfdc {
     }
 
     fn is_dirty(&self, frame: FrameId) -> Option<bool> {
-        Some(self.dirty[frame as usize])
+        Some(self.fr[frame as usize].dirty)
     }
 
     fn check_invariants(&self) -> Result<(), String> {
-        self.lists.check()?;
-        self.members.check()?;
         self.clusters.check()?;
-        if self.lists.len(WORK) > self.work_max {
-            return Err(format!("cfdc: working region holds {} > {}", self.lists.len(WORK), self.work_max));
+        let work = walk::<0, _>(&self.fr, &self.work)?;
+        let clean = walk::<0, _>(&self.fr, &self.clean)?;
+        if work.len() > self.work_max {
+            return Err(format!("cfdc: working region holds {} > {}", work.len(), self.work_max));
         }
-        if let Some(f) = self.lists.iter_from_front(CLEAN).find(|&f| self.dirty[f as usize]) {
-            return Err(format!("cfdc: dirty frame {f} in the clean queue"));
+        if let Some(f) = work.iter().find(|&&f| self.fr[f as usize].place != IN_WORK) {
+            return Err(format!("cfdc: frame {f} in the working region records place {}", self.fr[*f as usize].place));
+        }
+        if let Some(f) = clean.iter().find(|&&f| self.fr[f as usize].place != IN_CLEAN || self.fr[f as usize].dirty) {
+            return Err(format!("cfdc: frame {f} in the clean queue is dirty or records another place"));
         }
         let mut in_clusters = 0usize;
         let mut best = NIL;
         for (cluster, s) in self.clusters.live() {
-            let (mut n, mut sum, mut prev) = (0u32, 0u64, NIL);
-            let mut f = self.members.front(s);
-            while f != NIL {
-                if self.slot_of[f as usize] != s || self.page[f as usize] / self.cluster_pages != cluster {
-                    return Err(format!("cfdc: frame {f} chained under cluster {cluster} but belongs elsewhere"));
+            let c = self.cl[s as usize];
+            let members = walk::<0, _>(&self.fr, &c.members)?;
+            let mut sum = 0u64;
+            for (i, &f) in members.iter().enumerate() {
+                let fr = self.fr[f as usize];
+                if fr.place != s || fr.page / self.cluster_pages != cluster || !fr.dirty {
+                    return Err(format!("cfdc: frame {f} in cluster {cluster} is clean or belongs elsewhere"));
                 }
-                if !self.dirty[f as usize] {
-                    return Err(format!("cfdc: clean frame {f} in cluster {cluster}"));
+                if i > 0 {
+                    sum += self.fr[members[i - 1] as usize].page.abs_diff(fr.page);
                 }
-                if prev != NIL {
-                    sum += self.dist(prev, f);
-                }
-                n += 1;
-                prev = f;
-                f = self.members.next(f);
             }
-            let si = s as usize;
-            if n == 0 || n != self.keys.n[si] || sum != self.keys.sum[si] {
+            let n = members.len() as u32;
+            if n == 0 || sum != c.sum || c.last_page != self.fr[*members.last().unwrap() as usize].page {
                 return Err(format!(
-                    "cfdc: cluster {cluster}: n {} sum {} recorded, {n} and {sum} found",
-                    self.keys.n[si], self.keys.sum[si]
+                    "cfdc: cluster {cluster}: sum {} or last page recorded wrong ({sum} found)",
+                    c.sum
                 ));
             }
-            if self.keys.ts[si] >= self.globaltime {
-                return Err(format!("cfdc: cluster {cluster} timestamp {} not before globaltime", self.keys.ts[si]));
+            let key = c.key;
+            if key.ts >= self.globaltime {
+                return Err(format!("cfdc: cluster {cluster} timestamp {} not before globaltime", key.ts));
             }
-            let leaf = self.tour.win[self.tour.size + si];
-            if (s == self.zeroed) != (leaf == NIL) {
-                return Err(format!("cfdc: cluster {cluster} tournament leaf disagrees with the zeroed flag"));
+            if key.nn != n * n || key.d as u64 != if n == 1 { 1 } else { sum } {
+                return Err(format!("cfdc: cluster {cluster} packed key is stale"));
             }
-            if s != self.zeroed && (best == NIL || self.keys.before(s, best, self.globaltime)) {
+            let leaf = self.tour.leaf(s);
+            if (s == self.zeroed) != (leaf.win == NIL) || (leaf.win != NIL && leaf.key != key) {
+                return Err(format!("cfdc: cluster {cluster} tournament leaf disagrees with the cluster"));
+            }
+            if s != self.zeroed && (best == NIL || Key::before(key, self.cl[best as usize].key, self.globaltime)) {
                 best = s;
             }
-            in_clusters += n as usize;
+            in_clusters += members.len();
         }
-        if self.lists.len(WORK) + self.lists.len(CLEAN) + in_clusters != self.len {
+        if work.len() + clean.len() + in_clusters != self.len {
             return Err("cfdc: regions do not add up to len".into());
         }
         let mut tour = self.tour.clone();
-        let got = tour.min(&self.keys, self.globaltime);
+        let got = tour.min(self.globaltime);
         if got != best {
             return Err(format!("cfdc: tournament says slot {got}, a scan of Formula 1 says {best}"));
         }

@@ -27,11 +27,10 @@
 //! arrays. Hits and insertions are O(1); a block eviction is O(ppb log ppb) (the page-order
 //! sort of its frames); finding the fullest bucket lowers a max-count pointer lazily.
 //!
-//! This file also holds the two structures every block- and cluster-level policy shares
-//! ([`Chains`], [`BlockTable`]): FAB is the first of them.
-
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+//! This file also holds what every block- and cluster-level policy shares (FAB is the first of
+//! them): [`BlockTable`] (block number → dense slot), intrusive lists whose links live inside
+//! per-frame and per-block records ([`Linked`], [`Ends`]: one cache line per record touched) and
+//! the per-frame record [`PageRec`].
 
 use crate::params::{ParamDoc, PolicyParams, parse_int};
 use crate::replacer::{Access, EvictError, Evictions, FrameId, NIL, Pins, Replacer};
@@ -43,216 +42,157 @@ pub(crate) const MAX_PPB: u64 = 4096;
 // Shared structures
 // ------------------------------------------------------------------------------------------
 
-/// Many doubly linked lists ("chains") threaded through dense arrays over nodes `0..nodes`: one
-/// chain per block or per count bucket. Like [`crate::lists::FrameLists`] but with `u32` chain
-/// ids, so there can be as many chains as frames. Front = most recent end.
-#[derive(Clone, Debug)]
-pub(crate) struct Chains {
-    prev: Vec<u32>,
-    next: Vec<u32>,
-    owner: Vec<u32>,
-    head: Vec<u32>,
-    tail: Vec<u32>,
-    len: Vec<u32>,
+/// Ends and length of an intrusive list whose links live inside the records of a slice (see
+/// [`Linked`]): for hot structures whose records should hold their links and their data in one
+/// cache line.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Ends {
+    /// Front (most recent end), or NIL.
+    pub(crate) head: u32,
+    /// Back (oldest end), or NIL.
+    pub(crate) tail: u32,
+    /// Number of linked records.
+    pub(crate) len: u32,
 }
 
-impl Chains {
-    /// `chains` empty chains over nodes `0..nodes`.
-    pub(crate) fn new(nodes: usize, chains: usize) -> Self {
-        assert!(nodes < NIL as usize && chains < NIL as usize);
-        Chains {
-            prev: vec![NIL; nodes],
-            next: vec![NIL; nodes],
-            owner: vec![NIL; nodes],
-            head: vec![NIL; chains],
-            tail: vec![NIL; chains],
-            len: vec![0; chains],
-        }
-    }
+impl Ends {
+    /// An empty list.
+    pub(crate) const EMPTY: Ends = Ends { head: NIL, tail: NIL, len: 0 };
+}
 
-    /// Nodes in chain `c`.
+/// A record carrying the links `[towards front, towards back]` of its list number `L`.
+pub(crate) trait Linked<const L: usize> {
+    /// The links of list `L`.
+    fn links(&self) -> [u32; 2];
+    /// The links of list `L`, for update.
+    fn links_mut(&mut self) -> &mut [u32; 2];
+}
+
+/// Inserts record `n` (in no list `L`) at the front of the list `ends`.
+#[inline]
+pub(crate) fn link_front<const L: usize, T: Linked<L>>(recs: &mut [T], ends: &mut Ends, n: u32) {
+    let h = ends.head;
+    *recs[n as usize].links_mut() = [NIL, h];
+    if h == NIL {
+        ends.tail = n;
+    } else {
+        recs[h as usize].links_mut()[0] = n;
+    }
+    ends.head = n;
+    ends.len += 1;
+}
+
+/// Inserts record `n` (in no list `L`) at the back of the list `ends`.
+#[inline]
+pub(crate) fn link_back<const L: usize, T: Linked<L>>(recs: &mut [T], ends: &mut Ends, n: u32) {
+    let t = ends.tail;
+    *recs[n as usize].links_mut() = [t, NIL];
+    if t == NIL {
+        ends.head = n;
+    } else {
+        recs[t as usize].links_mut()[1] = n;
+    }
+    ends.tail = n;
+    ends.len += 1;
+}
+
+/// Unlinks record `n` from the list `ends` (it must be in it).
+#[inline]
+pub(crate) fn unlink<const L: usize, T: Linked<L>>(recs: &mut [T], ends: &mut Ends, n: u32) {
+    let [p, q] = recs[n as usize].links();
+    if p != NIL {
+        recs[p as usize].links_mut()[1] = q;
+    } else {
+        ends.head = q;
+    }
+    if q != NIL {
+        recs[q as usize].links_mut()[0] = p;
+    } else {
+        ends.tail = p;
+    }
+    *recs[n as usize].links_mut() = [NIL, NIL];
+    ends.len -= 1;
+}
+
+/// Inserts record `n` (in no list `L`) directly in front of `anchor` (in the list `ends`).
+#[inline]
+pub(crate) fn link_before<const L: usize, T: Linked<L>>(recs: &mut [T], ends: &mut Ends, anchor: u32, n: u32) {
+    let p = recs[anchor as usize].links()[0];
+    *recs[n as usize].links_mut() = [p, anchor];
+    recs[anchor as usize].links_mut()[0] = n;
+    if p == NIL {
+        ends.head = n;
+    } else {
+        recs[p as usize].links_mut()[1] = n;
+    }
+    ends.len += 1;
+}
+
+/// Per-frame state of the block-level policies, one cache line: the links in its block's page
+/// list, its page, its block slot and dirty bit.
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(32))]
+pub(crate) struct PageRec {
+    /// `[towards the front, towards the back]` of the block's page list.
+    pub(crate) links: [u32; 2],
+    pub(crate) page: u64,
+    /// Block slot, or NIL when the frame is free.
+    pub(crate) slot: u32,
+    pub(crate) dirty: bool,
+}
+
+impl PageRec {
+    /// A free frame.
+    pub(crate) const FREE: PageRec = PageRec { links: [NIL; 2], page: 0, slot: NIL, dirty: false };
+}
+
+impl Linked<0> for PageRec {
     #[inline]
-    pub(crate) fn len(&self, c: u32) -> u32 {
-        self.len[c as usize]
+    fn links(&self) -> [u32; 2] {
+        self.links
     }
-
-    /// The chain `n` is in, or [`NIL`].
     #[inline]
-    pub(crate) fn owner(&self, n: u32) -> u32 {
-        self.owner[n as usize]
-    }
-
-    /// Front (most recent end) of chain `c`, or [`NIL`].
-    #[inline]
-    pub(crate) fn front(&self, c: u32) -> u32 {
-        self.head[c as usize]
-    }
-
-    /// Back (oldest end) of chain `c`, or [`NIL`].
-    #[inline]
-    pub(crate) fn back(&self, c: u32) -> u32 {
-        self.tail[c as usize]
-    }
-
-    /// Neighbour of `n` towards the back, or [`NIL`].
-    #[inline]
-    pub(crate) fn next(&self, n: u32) -> u32 {
-        self.next[n as usize]
-    }
-
-    /// Neighbour of `n` towards the front, or [`NIL`].
-    #[inline]
-    pub(crate) fn prev(&self, n: u32) -> u32 {
-        self.prev[n as usize]
-    }
-
-    /// Inserts `n` (in no chain) at the front of chain `c`.
-    #[inline]
-    pub(crate) fn push_front(&mut self, c: u32, n: u32) {
-        debug_assert_eq!(self.owner[n as usize], NIL, "node {n} already chained");
-        let h = self.head[c as usize];
-        self.prev[n as usize] = NIL;
-        self.next[n as usize] = h;
-        if h != NIL {
-            self.prev[h as usize] = n;
-        } else {
-            self.tail[c as usize] = n;
-        }
-        self.head[c as usize] = n;
-        self.owner[n as usize] = c;
-        self.len[c as usize] += 1;
-    }
-
-    /// Inserts `n` (in no chain) at the back of chain `c`.
-    #[inline]
-    pub(crate) fn push_back(&mut self, c: u32, n: u32) {
-        debug_assert_eq!(self.owner[n as usize], NIL, "node {n} already chained");
-        let t = self.tail[c as usize];
-        self.next[n as usize] = NIL;
-        self.prev[n as usize] = t;
-        if t != NIL {
-            self.next[t as usize] = n;
-        } else {
-            self.head[c as usize] = n;
-        }
-        self.tail[c as usize] = n;
-        self.owner[n as usize] = c;
-        self.len[c as usize] += 1;
-    }
-
-    /// Inserts `n` (in no chain) directly in front of `anchor`, in `anchor`'s chain.
-    #[inline]
-    pub(crate) fn insert_before(&mut self, anchor: u32, n: u32) {
-        debug_assert_eq!(self.owner[n as usize], NIL, "node {n} already chained");
-        let c = self.owner[anchor as usize];
-        debug_assert_ne!(c, NIL);
-        let p = self.prev[anchor as usize];
-        self.prev[n as usize] = p;
-        self.next[n as usize] = anchor;
-        self.prev[anchor as usize] = n;
-        if p != NIL {
-            self.next[p as usize] = n;
-        } else {
-            self.head[c as usize] = n;
-        }
-        self.owner[n as usize] = c;
-        self.len[c as usize] += 1;
-    }
-
-    /// Unlinks `n` from its chain; returns `false` if it was in none.
-    #[inline]
-    pub(crate) fn remove(&mut self, n: u32) -> bool {
-        let c = self.owner[n as usize];
-        if c == NIL {
-            return false;
-        }
-        let (p, q) = (self.prev[n as usize], self.next[n as usize]);
-        if p != NIL {
-            self.next[p as usize] = q;
-        } else {
-            self.head[c as usize] = q;
-        }
-        if q != NIL {
-            self.prev[q as usize] = p;
-        } else {
-            self.tail[c as usize] = p;
-        }
-        self.prev[n as usize] = NIL;
-        self.next[n as usize] = NIL;
-        self.owner[n as usize] = NIL;
-        self.len[c as usize] -= 1;
-        true
-    }
-
-    /// Moves `n` (in any chain or none) to the front of chain `c`.
-    #[inline]
-    pub(crate) fn move_to_front(&mut self, c: u32, n: u32) {
-        if self.head[c as usize] == n {
-            return;
-        }
-        self.remove(n);
-        self.push_front(c, n);
-    }
-
-    /// Walks every chain and checks links, owners and lengths.
-    pub(crate) fn check(&self) -> Result<(), String> {
-        let nodes = self.owner.len();
-        let mut seen = vec![false; nodes];
-        for c in 0..self.head.len() {
-            let (mut count, mut prev, mut cur) = (0u32, NIL, self.head[c]);
-            while cur != NIL {
-                let i = cur as usize;
-                if i >= nodes || seen[i] {
-                    return Err(format!("chain {c}: node {cur} out of range or linked twice"));
-                }
-                seen[i] = true;
-                if self.owner[i] as usize != c || self.prev[i] != prev {
-                    return Err(format!("chain {c}: node {cur} has a wrong owner or prev link"));
-                }
-                count += 1;
-                prev = cur;
-                cur = self.next[i];
-            }
-            if self.tail[c] != prev || self.len[c] != count {
-                return Err(format!("chain {c}: tail or length wrong ({} recorded, {count} linked)", self.len[c]));
-            }
-        }
-        if let Some(n) = (0..nodes).find(|&n| self.owner[n] != NIL && !seen[n]) {
-            return Err(format!("node {n} claims chain {} but is not linked there", self.owner[n]));
-        }
-        Ok(())
+    fn links_mut(&mut self) -> &mut [u32; 2] {
+        &mut self.links
     }
 }
 
-/// A multiplicative hasher for the `u64` block and cluster numbers: one multiplication per key
-/// instead of SipHash (the keys come from the trace, not from an adversary).
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct BlockHasher(u64);
-
-impl Hasher for BlockHasher {
-    #[inline]
-    fn finish(&self) -> u64 {
-        self.0 ^ (self.0 >> 29)
-    }
-
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(b as u64);
+/// Walks the list `ends` from the front and checks links and length; returns its records.
+pub(crate) fn walk<const L: usize, T: Linked<L>>(recs: &[T], ends: &Ends) -> Result<Vec<u32>, String> {
+    let (mut out, mut prev, mut cur) = (Vec::new(), NIL, ends.head);
+    while cur != NIL {
+        if cur as usize >= recs.len() || out.len() > recs.len() {
+            return Err(format!("list {L}: record {cur} out of range or a cycle"));
         }
+        let [p, q] = recs[cur as usize].links();
+        if p != prev {
+            return Err(format!("list {L}: record {cur} has a wrong back link"));
+        }
+        out.push(cur);
+        prev = cur;
+        cur = q;
     }
+    if ends.tail != prev || ends.len as usize != out.len() {
+        return Err(format!("list {L}: tail or length wrong ({} recorded, {} linked)", ends.len, out.len()));
+    }
+    Ok(out)
+}
 
-    #[inline]
-    fn write_u64(&mut self, x: u64) {
-        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    key: u64,
+    /// The slot, or NIL for an empty entry.
+    slot: u32,
 }
 
 /// Maps block (or cluster) numbers to dense slots `0..slots`, so that per-block state lives in
-/// arrays. One hash lookup per miss; hits reach the slot through the frame.
+/// arrays. One lookup per miss; hits reach the slot through the frame. An open-addressing table
+/// (linear probing, Fibonacci hashing, at most half full, backward-shift deletion): a lookup
+/// usually touches one cache line, and nothing is allocated after construction.
 #[derive(Clone, Debug)]
 pub(crate) struct BlockTable {
-    map: HashMap<u64, u32, BuildHasherDefault<BlockHasher>>,
+    table: Vec<Entry>,
+    shift: u32,
     key: Vec<u64>,
     free: Vec<u32>,
 }
@@ -260,37 +200,82 @@ pub(crate) struct BlockTable {
 impl BlockTable {
     /// A table for at most `slots` live blocks.
     pub(crate) fn new(slots: usize) -> Self {
+        let cap = (2 * slots).max(2).next_power_of_two();
         BlockTable {
-            map: HashMap::with_capacity_and_hasher(slots + 1, Default::default()),
+            table: vec![Entry { key: 0, slot: NIL }; cap],
+            shift: 64 - cap.trailing_zeros(),
             key: vec![u64::MAX; slots],
             free: (0..slots as u32).rev().collect(),
+        }
+    }
+
+    #[inline]
+    fn home(&self, key: u64) -> usize {
+        (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
+    }
+
+    /// The table index holding `key`, or the empty index where it would go.
+    #[inline]
+    fn find(&self, key: u64) -> (usize, bool) {
+        let mask = self.table.len() - 1;
+        let mut i = self.home(key);
+        loop {
+            let e = self.table[i];
+            if e.slot == NIL {
+                return (i, false);
+            }
+            if e.key == key {
+                return (i, true);
+            }
+            i = (i + 1) & mask;
         }
     }
 
     /// The slot of block `key`, if live.
     #[inline]
     pub(crate) fn get(&self, key: u64) -> Option<u32> {
-        self.map.get(&key).copied()
+        match self.find(key) {
+            (i, true) => Some(self.table[i].slot),
+            _ => None,
+        }
     }
 
     /// The slot of block `key`, allocating one if needed; the flag says it was allocated.
     #[inline]
     pub(crate) fn get_or_insert(&mut self, key: u64) -> (u32, bool) {
-        if let Some(&s) = self.map.get(&key) {
-            return (s, false);
+        let (i, found) = self.find(key);
+        if found {
+            return (self.table[i].slot, false);
         }
         let s = self.free.pop().expect("block table sized for every live block");
         self.key[s as usize] = key;
-        self.map.insert(key, s);
+        self.table[i] = Entry { key, slot: s };
         (s, true)
     }
 
     /// Frees `slot`.
     #[inline]
     pub(crate) fn release(&mut self, slot: u32) {
-        let k = self.key[slot as usize];
-        let removed = self.map.remove(&k);
-        debug_assert_eq!(removed, Some(slot));
+        let (mut i, found) = self.find(self.key[slot as usize]);
+        debug_assert!(found && self.table[i].slot == slot);
+        // Backward-shift deletion: pull later entries of the probe run into the hole.
+        let mask = self.table.len() - 1;
+        let mut j = i;
+        loop {
+            j = (j + 1) & mask;
+            let e = self.table[j];
+            if e.slot == NIL {
+                break;
+            }
+            let h = self.home(e.key);
+            // `e` may move to `i` unless its home lies cyclically in (i, j].
+            let stays = if i <= j { i < h && h <= j } else { i < h || h <= j };
+            if !stays {
+                self.table[i] = e;
+                i = j;
+            }
+        }
+        self.table[i] = Entry { key: 0, slot: NIL };
         self.key[slot as usize] = u64::MAX;
         self.free.push(slot);
     }
@@ -303,28 +288,31 @@ impl BlockTable {
 
     /// `true` when `slot` is live.
     pub(crate) fn is_live(&self, slot: u32) -> bool {
-        self.map.get(&self.key[slot as usize]) == Some(&slot)
+        self.get(self.key[slot as usize]) == Some(slot)
     }
 
     /// Live slots, in no particular order (for invariant checks).
     pub(crate) fn live(&self) -> impl Iterator<Item = (u64, u32)> + '_ {
-        self.map.iter().map(|(&k, &s)| (k, s))
+        self.table.iter().filter(|e| e.slot != NIL).map(|e| (e.key, e.slot))
     }
 
-    /// Checks that map, keys and free list agree.
+    /// Checks that table, keys and free list agree and that every key is reachable.
     pub(crate) fn check(&self) -> Result<(), String> {
-        for (&k, &s) in &self.map {
-            if self.key[s as usize] != k {
-                return Err(format!("block table: slot {s} records key {} not {k}", self.key[s as usize]));
+        let mut live = 0usize;
+        for e in self.table.iter().filter(|e| e.slot != NIL) {
+            live += 1;
+            if self.key[e.slot as usize] != e.key {
+                return Err(format!(
+                    "block table: slot {} records key {} not {}",
+                    e.slot, self.key[e.slot as usize], e.key
+                ));
+            }
+            if self.get(e.key) != Some(e.slot) {
+                return Err(format!("block table: key {} unreachable from its home", e.key));
             }
         }
-        if self.map.len() + self.free.len() != self.key.len() {
-            return Err(format!(
-                "block table: {} live + {} free != {} slots",
-                self.map.len(),
-                self.free.len(),
-                self.key.len()
-            ));
+        if live + self.free.len() != self.key.len() {
+            return Err(format!("block table: {live} live + {} free != {} slots", self.free.len(), self.key.len()));
         }
         Ok(())
     }
@@ -371,84 +359,98 @@ impl PolicyParams for FabConfig {
     }
 }
 
+/// Per-block state of FAB, one cache line.
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(32))]
+struct FabBlock {
+    pages: Ends,
+    /// Links in the count bucket `pages.len`.
+    bucket: [u32; 2],
+    /// Last access (orders a bucket).
+    recency: u64,
+}
+
+impl Linked<0> for FabBlock {
+    #[inline]
+    fn links(&self) -> [u32; 2] {
+        self.bucket
+    }
+    #[inline]
+    fn links_mut(&mut self) -> &mut [u32; 2] {
+        &mut self.bucket
+    }
+}
+
 /// The FAB policy.
 #[derive(Clone, Debug)]
 pub struct Fab {
     ppb: u64,
     blocks: BlockTable,
-    /// Frames of each block slot.
-    pages: Chains,
-    /// Block slots by buffered-page count (chain `c` = count `c`), most recent at the front.
-    buckets: Chains,
+    blk: Vec<FabBlock>,
+    /// Block slots by buffered-page count (bucket `c` = count `c`), most recent at the front.
+    bucket: Vec<Ends>,
     /// Upper bound on the largest non-empty bucket.
     max_count: u32,
-    /// Last access of each block slot (orders a bucket).
-    recency: Vec<u64>,
     clock: u64,
-    page: Vec<u64>,
-    slot_of: Vec<u32>,
-    dirty: Vec<bool>,
+    fr: Vec<PageRec>,
     len: usize,
 }
 
 impl Fab {
     fn has_unpinned<P: Pins + ?Sized>(&self, slot: u32, pins: &P) -> bool {
-        let mut f = self.pages.front(slot);
+        let mut f = self.blk[slot as usize].pages.head;
         while f != NIL {
             if !pins.is_pinned(f) {
                 return true;
             }
-            f = self.pages.next(f);
+            f = self.fr[f as usize].links[1];
         }
         false
     }
 
-    /// Puts `slot` into the bucket of its current count at the place its recency gives it.
+    /// Puts `slot` (in no bucket) into the bucket of its current count at the place its recency
+    /// gives it, or releases it when it has no page left.
     fn reposition(&mut self, slot: u32) {
-        self.buckets.remove(slot);
-        let c = self.pages.len(slot);
+        let c = self.blk[slot as usize].pages.len as usize;
         if c == 0 {
             self.blocks.release(slot);
             return;
         }
-        let r = self.recency[slot as usize];
-        let mut t = self.buckets.front(c);
-        while t != NIL && self.recency[t as usize] > r {
-            t = self.buckets.next(t);
+        let r = self.blk[slot as usize].recency;
+        let mut t = self.bucket[c].head;
+        while t != NIL && self.blk[t as usize].recency > r {
+            t = self.blk[t as usize].bucket[1];
         }
         if t == NIL {
-            self.buckets.push_back(c, slot);
+            link_back::<0, _>(&mut self.blk, &mut self.bucket[c], slot);
         } else {
-            self.buckets.insert_before(t, slot);
+            link_before::<0, _>(&mut self.blk, &mut self.bucket[c], t, slot);
         }
     }
 
     fn evict_block<P: Pins + ?Sized>(&mut self, slot: u32, pins: &P, out: &mut Evictions) {
+        let c = self.blk[slot as usize].pages.len as usize;
+        unlink::<0, _>(&mut self.blk, &mut self.bucket[c], slot);
         let start = out.victims.len();
-        let mut f = self.pages.front(slot);
+        let mut f = self.blk[slot as usize].pages.head;
         while f != NIL {
-            let next = self.pages.next(f);
+            let next = self.fr[f as usize].links[1];
             if !pins.is_pinned(f) {
-                self.pages.remove(f);
-                self.slot_of[f as usize] = NIL;
+                unlink::<0, _>(&mut self.fr, &mut self.blk[slot as usize].pages, f);
+                self.fr[f as usize].slot = NIL;
                 out.victims.push(f);
             }
             f = next;
         }
-        let page = &self.page;
-        out.victims[start..].sort_unstable_by_key(|&f| page[f as usize]);
+        let fr = &self.fr;
+        out.victims[start..].sort_unstable_by_key(|&f| fr[f as usize].page);
         self.len -= out.victims.len() - start;
-        if self.pages.len(slot) == 0 {
-            self.buckets.remove(slot);
-            self.blocks.release(slot);
-        } else {
-            self.reposition(slot);
-        }
+        self.reposition(slot);
     }
 
     /// The buffered pages of `block`, if any (for tests and reports).
     pub fn block_pages(&self, block: u64) -> u32 {
-        self.blocks.get(block).map_or(0, |s| self.pages.len(s))
+        self.blocks.get(block).map_or(0, |s| self.blk[s as usize].pages.len)
     }
 }
 
@@ -460,41 +462,47 @@ impl Replacer for Fab {
         Fab {
             ppb: ppb as u64,
             blocks: BlockTable::new(capacity),
-            pages: Chains::new(capacity, capacity),
-            buckets: Chains::new(capacity, ppb as usize + 1),
+            blk: vec![FabBlock { pages: Ends::EMPTY, bucket: [NIL; 2], recency: 0 }; capacity],
+            bucket: vec![Ends::EMPTY; ppb as usize + 1],
             max_count: 0,
-            recency: vec![0; capacity],
             clock: 0,
-            page: vec![0; capacity],
-            slot_of: vec![NIL; capacity],
-            dirty: vec![false; capacity],
+            fr: vec![PageRec::FREE; capacity],
             len: 0,
         }
     }
 
     #[inline]
     fn on_hit(&mut self, frame: FrameId, access: &Access) {
-        self.dirty[frame as usize] |= access.kind.is_write();
-        let s = self.slot_of[frame as usize];
+        let fr = &mut self.fr[frame as usize];
+        fr.dirty |= access.kind.is_write();
+        let s = fr.slot;
         self.clock += 1;
-        self.recency[s as usize] = self.clock;
-        self.buckets.move_to_front(self.pages.len(s), s);
+        let b = &mut self.blk[s as usize];
+        b.recency = self.clock;
+        let c = b.pages.len as usize;
+        if self.bucket[c].head != s {
+            unlink::<0, _>(&mut self.blk, &mut self.bucket[c], s);
+            link_front::<0, _>(&mut self.blk, &mut self.bucket[c], s);
+        }
     }
 
     #[inline]
     fn on_insert(&mut self, frame: FrameId, access: &Access) {
-        let f = frame as usize;
-        let (s, _) = self.blocks.get_or_insert(access.page / self.ppb);
-        self.page[f] = access.page;
-        self.slot_of[f] = s;
-        self.dirty[f] = access.kind.is_write();
-        self.pages.push_back(s, frame);
-        let c = self.pages.len(s);
-        self.buckets.remove(s);
-        self.buckets.push_front(c, s);
+        let (s, created) = self.blocks.get_or_insert(access.page / self.ppb);
+        self.fr[frame as usize] =
+            PageRec { page: access.page, slot: s, dirty: access.kind.is_write(), ..PageRec::FREE };
+        if created {
+            self.blk[s as usize].pages = Ends::EMPTY;
+        } else {
+            let c = self.blk[s as usize].pages.len as usize;
+            unlink::<0, _>(&mut self.blk, &mut self.bucket[c], s);
+        }
+        link_back::<0, _>(&mut self.fr, &mut self.blk[s as usize].pages, frame);
+        let c = self.blk[s as usize].pages.len;
+        link_front::<0, _>(&mut self.blk, &mut self.bucket[c as usize], s);
         self.max_count = self.max_count.max(c);
         self.clock += 1;
-        self.recency[s as usize] = self.clock;
+        self.blk[s as usize].recency = self.clock;
         self.len += 1;
     }
 
@@ -507,29 +515,31 @@ impl Replacer for Fab {
         if self.len == 0 {
             return Err(EvictError::Empty);
         }
-        while self.max_count > 0 && self.buckets.len(self.max_count) == 0 {
+        while self.max_count > 0 && self.bucket[self.max_count as usize].len == 0 {
             self.max_count -= 1;
         }
-        for c in (1..=self.max_count).rev() {
-            let mut s = self.buckets.back(c);
+        for c in (1..=self.max_count as usize).rev() {
+            let mut s = self.bucket[c].tail;
             while s != NIL {
                 if self.has_unpinned(s, pins) {
                     self.evict_block(s, pins, out);
                     return Ok(());
                 }
-                s = self.buckets.prev(s);
+                s = self.blk[s as usize].bucket[0];
             }
         }
         Err(EvictError::AllPinned)
     }
 
     fn remove(&mut self, frame: FrameId) {
-        let s = self.slot_of[frame as usize];
+        let s = self.fr[frame as usize].slot;
         if s == NIL {
             return;
         }
-        self.pages.remove(frame);
-        self.slot_of[frame as usize] = NIL;
+        let c = self.blk[s as usize].pages.len as usize;
+        unlink::<0, _>(&mut self.blk, &mut self.bucket[c], s);
+        unlink::<0, _>(&mut self.fr, &mut self.blk[s as usize].pages, frame);
+        self.fr[frame as usize].slot = NIL;
         self.len -= 1;
         self.reposition(s);
     }
@@ -539,46 +549,44 @@ impl Replacer for Fab {
     }
 
     fn is_dirty(&self, frame: FrameId) -> Option<bool> {
-        Some(self.dirty[frame as usize])
+        Some(self.fr[frame as usize].dirty)
     }
 
     fn check_invariants(&self) -> Result<(), String> {
-        self.pages.check()?;
-        self.buckets.check()?;
         self.blocks.check()?;
+        let mut in_bucket = vec![NIL; self.blk.len()];
+        for (c, ends) in self.bucket.iter().enumerate() {
+            let order = walk::<0, _>(&self.blk, ends)?;
+            if order.windows(2).any(|w| self.blk[w[0] as usize].recency < self.blk[w[1] as usize].recency) {
+                return Err(format!("fab: bucket {c} not ordered by recency"));
+            }
+            for s in order {
+                in_bucket[s as usize] = c as u32;
+            }
+        }
         let mut total = 0usize;
         for (block, s) in self.blocks.live() {
-            let c = self.pages.len(s);
+            let pages = walk::<0, _>(&self.fr, &self.blk[s as usize].pages)?;
+            let c = pages.len() as u32;
             if c == 0 {
                 return Err(format!("fab: live block {block} holds no page"));
             }
-            if self.buckets.owner(s) != c {
-                return Err(format!("fab: block {block} has {c} pages but sits in bucket {}", self.buckets.owner(s)));
+            if in_bucket[s as usize] != c {
+                return Err(format!("fab: block {block} has {c} pages but sits in bucket {}", in_bucket[s as usize]));
             }
             if c > self.max_count {
                 return Err(format!("fab: block {block} has {c} pages above max_count {}", self.max_count));
             }
-            let mut f = self.pages.front(s);
-            while f != NIL {
-                if self.slot_of[f as usize] != s || self.page[f as usize] / self.ppb != block {
-                    return Err(format!("fab: frame {f} is chained under block {block} but belongs elsewhere"));
-                }
-                f = self.pages.next(f);
+            if let Some(f) = pages.iter().find(|&&f| {
+                let r = self.fr[f as usize];
+                r.slot != s || r.page / self.ppb != block
+            }) {
+                return Err(format!("fab: frame {f} is chained under block {block} but belongs elsewhere"));
             }
             total += c as usize;
         }
         if total != self.len {
             return Err(format!("fab: {total} pages chained, len {}", self.len));
-        }
-        for c in 1..self.buckets.head.len() as u32 {
-            let mut s = self.buckets.front(c);
-            while s != NIL {
-                let n = self.buckets.next(s);
-                if n != NIL && self.recency[n as usize] > self.recency[s as usize] {
-                    return Err(format!("fab: bucket {c} not ordered by recency"));
-                }
-                s = n;
-            }
         }
         Ok(())
     }
@@ -665,5 +673,77 @@ mod tests {
             p.victims(&Access::new(9, crate::AccessKind::Read, 2), &pins[..], &mut ev),
             Err(EvictError::AllPinned)
         );
+    }
+}
+
+#[cfg(test)]
+mod table_tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::HashMap;
+
+    #[derive(Clone, Copy, Debug)]
+    struct Rec([u32; 2]);
+
+    impl Linked<0> for Rec {
+        fn links(&self) -> [u32; 2] {
+            self.0
+        }
+        fn links_mut(&mut self) -> &mut [u32; 2] {
+            &mut self.0
+        }
+    }
+
+    proptest! {
+        /// The intrusive lists behave like two VecDeques (front = head).
+        #[test]
+        fn linked_lists_match_vecdeques(ops in proptest::collection::vec((0u8..4, 0usize..2, 0u32..10, 0u32..10), 1..300)) {
+            use std::collections::VecDeque;
+            let mut recs = vec![Rec([NIL; 2]); 10];
+            let mut ends = [Ends::EMPTY; 2];
+            let mut model: [VecDeque<u32>; 2] = [VecDeque::new(), VecDeque::new()];
+            let find = |m: &[VecDeque<u32>; 2], n: u32| m.iter().position(|q| q.contains(&n));
+            for (op, l, n, a) in ops {
+                match (op, find(&model, n)) {
+                    (0, None) => { link_front::<0, _>(&mut recs, &mut ends[l], n); model[l].push_front(n); }
+                    (1, None) => { link_back::<0, _>(&mut recs, &mut ends[l], n); model[l].push_back(n); }
+                    (2, None) => if let Some(la) = find(&model, a) {
+                        link_before::<0, _>(&mut recs, &mut ends[la], a, n);
+                        let i = model[la].iter().position(|&x| x == a).unwrap();
+                        model[la].insert(i, n);
+                    },
+                    (3, Some(ln)) => { unlink::<0, _>(&mut recs, &mut ends[ln], n); model[ln].retain(|&x| x != n); }
+                    _ => {}
+                }
+                for l in 0..2 {
+                    let got = walk::<0, _>(&recs, &ends[l]).map_err(TestCaseError::fail)?;
+                    prop_assert_eq!(got, model[l].iter().copied().collect::<Vec<_>>());
+                }
+            }
+        }
+
+        /// The block table behaves like a HashMap from keys to stable slots, also with keys that
+        /// collide in the table (multiples of a large power of two).
+        #[test]
+        fn block_table_matches_hashmap(ops in proptest::collection::vec((any::<bool>(), 0u64..40), 1..400)) {
+            let mut t = BlockTable::new(24);
+            let mut m: HashMap<u64, u32> = HashMap::new();
+            for (insert, k) in ops {
+                let key = k << 40 | (k % 3);
+                if insert && (m.len() < 24 || m.contains_key(&key)) {
+                    let (s, created) = t.get_or_insert(key);
+                    prop_assert_eq!(created, !m.contains_key(&key));
+                    prop_assert_eq!(*m.entry(key).or_insert(s), s);
+                } else if let Some(s) = m.remove(&key) {
+                    t.release(s);
+                }
+                t.check().map_err(TestCaseError::fail)?;
+                for (&k, &s) in &m {
+                    prop_assert_eq!(t.get(k), Some(s));
+                    prop_assert_eq!(t.key(s), k);
+                }
+                prop_assert_eq!(t.live().count(), m.len());
+            }
+        }
     }
 }

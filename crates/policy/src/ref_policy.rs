@@ -66,12 +66,9 @@
 //! and evictions are O(1) apart from one hash lookup per insertion and O(|VB|) per eviction; a VB
 //! selection is O(ppb + |VB|). Nothing rescans the buffer.
 
-use crate::fab::{BlockTable, Chains, PPB_DOC, parse_ppb};
-use crate::lists::FrameLists;
+use crate::fab::{BlockTable, Ends, Linked, PPB_DOC, link_front, parse_ppb, unlink, walk};
 use crate::params::{ParamDoc, PolicyParams, fmt_float, parse_fraction, parse_int};
 use crate::replacer::{Access, BlockPad, EvictError, Evictions, FrameId, NIL, Pins, Replacer};
-
-const LRU: u8 = 0;
 
 /// Parameters of [`Ref`].
 #[derive(Clone, Debug, PartialEq)]
@@ -169,6 +166,69 @@ impl PolicyParams for BpRefConfig {
     }
 }
 
+/// Per-frame state with its two sets of links, one cache line: links 0 = the page LRU list,
+/// links 1 = its block's page list (both `[towards MRU, towards LRU]`).
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(32))]
+struct Frame {
+    links: [[u32; 2]; 2],
+    /// LRU position stamp (larger = more recent).
+    stamp: u64,
+    /// Block slot, or NIL when the frame is free.
+    slot: u32,
+    dirty: bool,
+    in_win: bool,
+}
+
+impl Linked<LRU> for Frame {
+    #[inline]
+    fn links(&self) -> [u32; 2] {
+        self.links[LRU]
+    }
+    #[inline]
+    fn links_mut(&mut self) -> &mut [u32; 2] {
+        &mut self.links[LRU]
+    }
+}
+
+impl Linked<BLK> for Frame {
+    #[inline]
+    fn links(&self) -> [u32; 2] {
+        self.links[BLK]
+    }
+    #[inline]
+    fn links_mut(&mut self) -> &mut [u32; 2] {
+        &mut self.links[BLK]
+    }
+}
+
+const LRU: usize = 0;
+const BLK: usize = 1;
+
+/// Per-block state: its pages (front = MRU), its links in its count bucket, its in-window count.
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(32))]
+struct Block {
+    pages: Ends,
+    bucket: [u32; 2],
+    win_count: u32,
+    in_vb: bool,
+}
+
+impl Linked<0> for Block {
+    #[inline]
+    fn links(&self) -> [u32; 2] {
+        self.bucket
+    }
+    #[inline]
+    fn links_mut(&mut self) -> &mut [u32; 2] {
+        &mut self.bucket
+    }
+}
+
+const FREE_FRAME: Frame = Frame { links: [[NIL; 2]; 2], stamp: 0, slot: NIL, dirty: false, in_win: false };
+const NEW_BLOCK: Block = Block { pages: Ends::EMPTY, bucket: [NIL; 2], win_count: 0, in_vb: false };
+
 /// The machinery shared by [`Ref`] and [`BpRef`].
 #[derive(Clone, Debug)]
 struct RefCore {
@@ -179,25 +239,19 @@ struct RefCore {
     ppb: u64,
     /// BP-REF: pad when a victim block has more than this many victim pages.
     pad_above: Option<u32>,
-    lru: FrameLists,
-    in_win: Vec<bool>,
+    /// The page LRU list (front = MRU).
+    lru: Ends,
     /// The MRU-most frame inside the window, or NIL.
     boundary: u32,
-    /// LRU position stamp of each frame (larger = more recent).
-    stamp: Vec<u64>,
     clock: u64,
+    fr: Vec<Frame>,
+    /// Page of each frame (cold: padding order and checks only).
     page: Vec<u64>,
-    slot_of: Vec<u32>,
-    dirty: Vec<bool>,
     blocks: BlockTable,
-    /// Frames of each block slot in LRU order (front = MRU).
-    pages: Chains,
-    /// Pages of each block slot inside the window.
-    win_count: Vec<u32>,
-    /// Block slots by in-window count (chain `c` = count `c`; count 0 in none); front = newest.
-    buckets: Chains,
+    blk: Vec<Block>,
+    /// Block slots by in-window count (bucket `c` = count `c`; count 0 in none); front = newest.
+    bucket: Vec<Ends>,
     max_count: u32,
-    in_vb: Vec<bool>,
     vb: Vec<u32>,
 }
 
@@ -213,40 +267,42 @@ impl RefCore {
             vb_max,
             ppb: ppb as u64,
             pad_above: pad.map(|p| (p * ppb as f64).floor() as u32),
-            lru: FrameLists::new(capacity, 1),
-            in_win: vec![false; capacity],
+            lru: Ends::EMPTY,
             boundary: NIL,
-            stamp: vec![0; capacity],
             clock: 0,
+            fr: vec![FREE_FRAME; capacity],
             page: vec![0; capacity],
-            slot_of: vec![NIL; capacity],
-            dirty: vec![false; capacity],
             blocks: BlockTable::new(slots),
-            pages: Chains::new(capacity, slots),
-            win_count: vec![0; slots],
-            buckets: Chains::new(slots, ppb as usize + 1),
+            blk: vec![NEW_BLOCK; slots],
+            bucket: vec![Ends::EMPTY; ppb as usize + 1],
             max_count: 0,
-            in_vb: vec![false; slots],
             vb: Vec::with_capacity(vb_max),
         }
     }
 
     #[inline]
+    fn len(&self) -> usize {
+        self.lru.len as usize
+    }
+
+    #[inline]
     fn inc(&mut self, s: u32) {
-        let c = self.win_count[s as usize] + 1;
-        self.win_count[s as usize] = c;
-        self.buckets.remove(s);
-        self.buckets.push_front(c, s);
-        self.max_count = self.max_count.max(c);
+        let c = self.blk[s as usize].win_count;
+        if c > 0 {
+            unlink::<0, _>(&mut self.blk, &mut self.bucket[c as usize], s);
+        }
+        self.blk[s as usize].win_count = c + 1;
+        link_front::<0, _>(&mut self.blk, &mut self.bucket[c as usize + 1], s);
+        self.max_count = self.max_count.max(c + 1);
     }
 
     #[inline]
     fn dec(&mut self, s: u32) {
-        let c = self.win_count[s as usize] - 1;
-        self.win_count[s as usize] = c;
-        self.buckets.remove(s);
-        if c > 0 {
-            self.buckets.push_front(c, s);
+        let c = self.blk[s as usize].win_count;
+        unlink::<0, _>(&mut self.blk, &mut self.bucket[c as usize], s);
+        self.blk[s as usize].win_count = c - 1;
+        if c > 1 {
+            link_front::<0, _>(&mut self.blk, &mut self.bucket[c as usize - 1], s);
         }
     }
 
@@ -254,66 +310,64 @@ impl RefCore {
     /// outside the window, if any, enters it.
     #[inline]
     fn leave_window(&mut self, f: FrameId) {
-        if !self.in_win[f as usize] {
+        if !self.fr[f as usize].in_win {
             return;
         }
         let b = self.boundary;
-        let entering = if f == b { self.lru.prev(f) } else { self.lru.prev(b) };
-        self.in_win[f as usize] = false;
-        match entering {
-            Some(e) => {
-                self.in_win[e as usize] = true;
-                self.boundary = e;
-                self.dec(self.slot_of[f as usize]);
-                self.inc(self.slot_of[e as usize]);
-            }
-            None => {
-                if f == b {
-                    self.boundary = self.lru.next(f).unwrap_or(NIL);
-                }
-                self.dec(self.slot_of[f as usize]);
-            }
+        let e = if f == b { self.fr[f as usize].links[LRU][0] } else { self.fr[b as usize].links[LRU][0] };
+        self.fr[f as usize].in_win = false;
+        self.dec(self.fr[f as usize].slot);
+        if e != NIL {
+            self.fr[e as usize].in_win = true;
+            self.boundary = e;
+            self.inc(self.fr[e as usize].slot);
+        } else if f == b {
+            self.boundary = self.fr[f as usize].links[LRU][1];
         }
     }
 
     /// `f` was just pushed to the MRU end: it is in the window iff the window covers everything.
     #[inline]
     fn enter_at_front(&mut self, f: FrameId) {
-        if self.lru.len(LRU) <= self.w {
-            self.in_win[f as usize] = true;
+        if self.len() <= self.w {
+            self.fr[f as usize].in_win = true;
             self.boundary = f;
-            self.inc(self.slot_of[f as usize]);
+            self.inc(self.fr[f as usize].slot);
         }
     }
 
     #[inline]
     fn on_hit(&mut self, frame: FrameId, access: &Access) {
-        let f = frame as usize;
-        self.dirty[f] |= access.kind.is_write();
         self.clock += 1;
-        self.stamp[f] = self.clock;
-        self.pages.move_to_front(self.slot_of[f], frame);
-        if self.lru.len(LRU) <= self.w {
-            // Every page is in the window and stays there.
-            self.lru.move_to_front(LRU, frame);
-            self.boundary = frame;
-        } else {
+        let fr = &mut self.fr[frame as usize];
+        fr.dirty |= access.kind.is_write();
+        fr.stamp = self.clock;
+        let s = fr.slot as usize;
+        if self.blk[s].pages.head != frame {
+            unlink::<BLK, _>(&mut self.fr, &mut self.blk[s].pages, frame);
+            link_front::<BLK, _>(&mut self.fr, &mut self.blk[s].pages, frame);
+        }
+        if self.len() > self.w {
             self.leave_window(frame);
-            self.lru.move_to_front(LRU, frame);
+        } else {
+            // Every page is in the window and stays there.
+            self.boundary = frame;
+        }
+        if self.lru.head != frame {
+            unlink::<LRU, _>(&mut self.fr, &mut self.lru, frame);
+            link_front::<LRU, _>(&mut self.fr, &mut self.lru, frame);
         }
     }
 
     #[inline]
     fn on_insert(&mut self, frame: FrameId, access: &Access) {
-        let f = frame as usize;
         let s = self.slot(access.page / self.ppb);
-        self.page[f] = access.page;
-        self.slot_of[f] = s;
-        self.dirty[f] = access.kind.is_write();
         self.clock += 1;
-        self.stamp[f] = self.clock;
-        self.pages.push_front(s, frame);
-        self.lru.push_front(LRU, frame);
+        self.fr[frame as usize] =
+            Frame { stamp: self.clock, slot: s, dirty: access.kind.is_write(), in_win: false, ..FREE_FRAME };
+        self.page[frame as usize] = access.page;
+        link_front::<BLK, _>(&mut self.fr, &mut self.blk[s as usize].pages, frame);
+        link_front::<LRU, _>(&mut self.fr, &mut self.lru, frame);
         self.enter_at_front(frame);
     }
 
@@ -321,8 +375,7 @@ impl RefCore {
     fn slot(&mut self, block: u64) -> u32 {
         let (s, created) = self.blocks.get_or_insert(block);
         if created {
-            self.win_count[s as usize] = 0;
-            self.in_vb[s as usize] = false;
+            self.blk[s as usize] = NEW_BLOCK;
         }
         s
     }
@@ -331,11 +384,12 @@ impl RefCore {
     #[inline]
     fn drop_frame(&mut self, frame: FrameId) {
         self.leave_window(frame);
-        self.lru.remove(frame);
-        let s = self.slot_of[frame as usize];
-        self.pages.remove(frame);
-        self.slot_of[frame as usize] = NIL;
-        if self.pages.len(s) == 0 && !self.in_vb[s as usize] {
+        unlink::<LRU, _>(&mut self.fr, &mut self.lru, frame);
+        let s = self.fr[frame as usize].slot;
+        unlink::<BLK, _>(&mut self.fr, &mut self.blk[s as usize].pages, frame);
+        self.fr[frame as usize].slot = NIL;
+        let b = self.blk[s as usize];
+        if b.pages.len == 0 && !b.in_vb {
             self.blocks.release(s);
         }
     }
@@ -346,17 +400,17 @@ impl RefCore {
     fn best_victim<P: Pins + ?Sized>(&self, pins: &P) -> (Option<FrameId>, bool) {
         let (mut best, mut best_stamp, mut any) = (None, u64::MAX, false);
         for &s in &self.vb {
-            let mut f = self.pages.back(s);
-            while f != NIL && self.in_win[f as usize] {
+            let mut f = self.blk[s as usize].pages.tail;
+            while f != NIL && self.fr[f as usize].in_win {
                 any = true;
                 if !pins.is_pinned(f) {
-                    if self.stamp[f as usize] < best_stamp {
-                        best_stamp = self.stamp[f as usize];
+                    if self.fr[f as usize].stamp < best_stamp {
+                        best_stamp = self.fr[f as usize].stamp;
                         best = Some(f);
                     }
                     break;
                 }
-                f = self.pages.prev(f);
+                f = self.fr[f as usize].links[BLK][0];
             }
         }
         (best, any)
@@ -371,8 +425,8 @@ impl RefCore {
     fn select_vb(&mut self, incoming: Option<u64>) {
         for i in 0..self.vb.len() {
             let s = self.vb[i];
-            self.in_vb[s as usize] = false;
-            if self.pages.len(s) == 0 {
+            self.blk[s as usize].in_vb = false;
+            if self.blk[s as usize].pages.len == 0 {
                 self.blocks.release(s);
             }
         }
@@ -380,26 +434,26 @@ impl RefCore {
         let (inc_slot, inc_count) = match incoming {
             None => (NIL, 0),
             Some(b) => match self.blocks.get(b) {
-                Some(s) => (s, self.win_count[s as usize] + 1),
+                Some(s) => (s, self.blk[s as usize].win_count + 1),
                 None => (NIL, 1),
             },
         };
-        while self.max_count > 0 && self.buckets.len(self.max_count) == 0 {
+        while self.max_count > 0 && self.bucket[self.max_count as usize].len == 0 {
             self.max_count -= 1;
         }
         let mut c = self.max_count.max(inc_count);
         while c >= 1 && self.vb.len() < self.vb_max {
-            let mut s = self.buckets.back(c);
+            let mut s = self.bucket[c as usize].tail;
             while s != NIL && self.vb.len() < self.vb_max {
                 if s != inc_slot {
-                    self.in_vb[s as usize] = true;
+                    self.blk[s as usize].in_vb = true;
                     self.vb.push(s);
                 }
-                s = self.buckets.prev(s);
+                s = self.blk[s as usize].bucket[0];
             }
             if inc_count == c && self.vb.len() < self.vb_max {
                 let s = if inc_slot == NIL { self.slot(incoming.expect("counted")) } else { inc_slot };
-                self.in_vb[s as usize] = true;
+                self.blk[s as usize].in_vb = true;
                 self.vb.push(s);
             }
             c -= 1;
@@ -412,7 +466,7 @@ impl RefCore {
         pins: &P,
         out: &mut Evictions,
     ) -> Result<(), EvictError> {
-        if self.lru.is_empty(LRU) {
+        if self.len() == 0 {
             return Err(EvictError::Empty);
         }
         let inc_block = incoming.page / self.ppb;
@@ -433,7 +487,13 @@ impl RefCore {
             }
             self.select_vb(inc_in_window.then_some(inc_block));
         }
-        let f = self.lru.iter_from_back(LRU).find(|&f| !pins.is_pinned(f)).ok_or(EvictError::AllPinned)?;
+        let mut f = self.lru.tail;
+        while f != NIL && pins.is_pinned(f) {
+            f = self.fr[f as usize].links[LRU][0];
+        }
+        if f == NIL {
+            return Err(EvictError::AllPinned);
+        }
         self.drop_frame(f);
         out.victims.push(f);
         Ok(())
@@ -441,15 +501,15 @@ impl RefCore {
 
     /// Evicts victim page `f`, or its whole block when BP-REF pads.
     fn evict<P: Pins + ?Sized>(&mut self, f: FrameId, pins: &P, out: &mut Evictions) {
-        let s = self.slot_of[f as usize];
+        let s = self.fr[f as usize].slot;
         if let Some(above) = self.pad_above
-            && self.win_count[s as usize] > above
+            && self.blk[s as usize].win_count > above
         {
             let start = out.victims.len();
-            let mut g = self.pages.front(s);
+            let mut g = self.blk[s as usize].pages.head;
             while g != NIL {
                 out.victims.push(g);
-                g = self.pages.next(g);
+                g = self.fr[g as usize].links[BLK][1];
             }
             if out.victims[start..].iter().all(|&g| !pins.is_pinned(g)) {
                 let page = &self.page;
@@ -467,7 +527,7 @@ impl RefCore {
     }
 
     fn remove(&mut self, frame: FrameId) {
-        if self.slot_of[frame as usize] != NIL {
+        if self.fr[frame as usize].slot != NIL {
             self.drop_frame(frame);
         }
     }
@@ -479,17 +539,15 @@ impl RefCore {
     }
 
     fn check(&self) -> Result<(), String> {
-        self.lru.check()?;
-        self.pages.check()?;
-        self.buckets.check()?;
         self.blocks.check()?;
-        let len = self.lru.len(LRU);
+        let order = walk::<LRU, _>(&self.fr, &self.lru)?;
+        let len = order.len();
         let want = self.w.min(len);
         let mut expect_boundary = NIL;
-        for (i, f) in self.lru.iter_from_back(LRU).enumerate() {
+        for (i, &f) in order.iter().rev().enumerate() {
             let inside = i < want;
-            if self.in_win[f as usize] != inside {
-                return Err(format!("ref: frame {f} at LRU position {i} has in-window {}", !inside));
+            if self.fr[f as usize].in_win != inside || self.fr[f as usize].slot == NIL {
+                return Err(format!("ref: frame {f} at LRU position {i}: in-window flag or slot wrong"));
             }
             if i + 1 == want {
                 expect_boundary = f;
@@ -498,48 +556,50 @@ impl RefCore {
         if self.boundary != expect_boundary {
             return Err(format!("ref: boundary {} but the window ends at {expect_boundary}", self.boundary));
         }
+        let mut in_buckets = vec![NIL; self.blk.len()];
+        for (c, ends) in self.bucket.iter().enumerate() {
+            for s in walk::<0, _>(&self.blk, ends)? {
+                in_buckets[s as usize] = c as u32;
+            }
+        }
         let mut total = 0usize;
         for (block, s) in self.blocks.live() {
-            let (mut n, mut inside, mut last_stamp, mut suffix) = (0u32, 0u32, u64::MAX, false);
-            let mut f = self.pages.front(s);
-            while f != NIL {
-                let fi = f as usize;
-                if self.slot_of[fi] != s || self.page[fi] / self.ppb != block || !self.lru.contains(LRU, f) {
+            let b = self.blk[s as usize];
+            let (mut inside, mut last_stamp, mut suffix) = (0u32, u64::MAX, false);
+            let chain = walk::<BLK, _>(&self.fr, &b.pages)?;
+            for &f in &chain {
+                let fr = self.fr[f as usize];
+                if fr.slot != s || self.page[f as usize] / self.ppb != block {
                     return Err(format!("ref: frame {f} chained under block {block} but belongs elsewhere"));
                 }
-                if self.stamp[fi] >= last_stamp {
+                if fr.stamp >= last_stamp {
                     return Err(format!("ref: block {block} chain not in LRU order"));
                 }
-                last_stamp = self.stamp[fi];
-                if self.in_win[fi] {
+                last_stamp = fr.stamp;
+                if fr.in_win {
                     suffix = true;
                     inside += 1;
                 } else if suffix {
                     return Err(format!("ref: block {block}: in-window pages are not its LRU-most ones"));
                 }
-                n += 1;
-                f = self.pages.next(f);
             }
-            if inside != self.win_count[s as usize] {
-                return Err(format!(
-                    "ref: block {block} counts {} pages in the window, {inside} found",
-                    self.win_count[s as usize]
-                ));
+            if inside != b.win_count {
+                return Err(format!("ref: block {block} counts {} pages in the window, {inside} found", b.win_count));
             }
-            let bucket = self.buckets.owner(s);
+            let bucket = in_buckets[s as usize];
             if (inside == 0 && bucket != NIL) || (inside > 0 && bucket != inside) {
                 return Err(format!("ref: block {block} with {inside} in-window pages sits in bucket {bucket}"));
             }
             if inside > self.max_count {
                 return Err(format!("ref: block {block} count {inside} above max_count {}", self.max_count));
             }
-            if n == 0 && !self.in_vb[s as usize] {
+            if chain.is_empty() && !b.in_vb {
                 return Err(format!("ref: live block {block} has no page and is not a victim block"));
             }
-            if self.in_vb[s as usize] != self.vb.contains(&s) {
+            if b.in_vb != self.vb.contains(&s) {
                 return Err(format!("ref: block {block} victim flag disagrees with VB"));
             }
-            total += n as usize;
+            total += chain.len();
         }
         if total != len {
             return Err(format!("ref: {total} pages chained, {len} in the LRU list"));
@@ -616,11 +676,11 @@ macro_rules! delegate_replacer {
             }
 
             fn len(&self) -> usize {
-                self.core.lru.len(LRU)
+                self.core.len()
             }
 
             fn is_dirty(&self, frame: FrameId) -> Option<bool> {
-                Some(self.core.dirty[frame as usize])
+                Some(self.core.fr[frame as usize].dirty)
             }
 
             fn check_invariants(&self) -> Result<(), String> {
