@@ -893,3 +893,145 @@ fn cfdc_is_lru_on_reads_at_scale() {
     }
     assert_eq!(a.evicted_pages(), b.evicted_pages());
 }
+
+// ---------------------------------------------------------------------------------------------
+// External removal, all-pinned and empty buffers (paths the harness does not take)
+// ---------------------------------------------------------------------------------------------
+
+/// A minimal buffer that also drops pages on its own (`Replacer::remove`), checking the
+/// policy's invariants and length after every step.
+struct Mini<R: Replacer> {
+    policy: R,
+    table: HashMap<u64, u32>,
+    page_of: Vec<u64>,
+    free: Vec<u32>,
+    ev: flashbuf_policy::Evictions,
+    time: u64,
+}
+
+impl<R: Replacer> Mini<R> {
+    fn new(cap: usize, config: R::Config) -> Self {
+        Mini {
+            policy: R::new(cap, &config),
+            table: HashMap::new(),
+            page_of: vec![0; cap],
+            free: (0..cap as u32).rev().collect(),
+            ev: Default::default(),
+            time: 0,
+        }
+    }
+
+    fn access(&mut self, page: u64, write: bool) {
+        let kind = if write { flashbuf_policy::AccessKind::Write } else { flashbuf_policy::AccessKind::Read };
+        let a = flashbuf_policy::Access::new(page, kind, self.time);
+        self.time += 1;
+        if let Some(&f) = self.table.get(&page) {
+            self.policy.on_hit(f, &a);
+        } else {
+            if self.free.is_empty() {
+                self.ev.clear();
+                self.policy.victims(&a, &flashbuf_policy::NoPins, &mut self.ev).unwrap();
+                for &v in &self.ev.victims {
+                    self.table.remove(&self.page_of[v as usize]);
+                    self.free.push(v);
+                }
+                if self.ev.bypass {
+                    return;
+                }
+            }
+            let f = self.free.pop().unwrap();
+            self.table.insert(page, f);
+            self.page_of[f as usize] = page;
+            self.policy.on_insert(f, &a);
+        }
+    }
+
+    fn drop_page(&mut self, page: u64) {
+        if let Some(f) = self.table.remove(&page) {
+            self.policy.remove(f);
+            self.free.push(f);
+        }
+    }
+
+    fn check(&self) -> Result<(), String> {
+        self.policy.check_invariants()?;
+        if self.policy.len() != self.table.len() {
+            return Err(format!("policy tracks {} frames, buffer holds {}", self.policy.len(), self.table.len()));
+        }
+        Ok(())
+    }
+}
+
+fn with_removals<R: Replacer>(cap: usize, config: R::Config, ops: &[(u64, u8)]) -> Result<(), TestCaseError> {
+    let mut m = Mini::<R>::new(cap, config);
+    for &(page, op) in ops {
+        match op {
+            0 => m.drop_page(page),
+            _ => m.access(page, op == 2),
+        }
+        m.check().map_err(TestCaseError::fail)?;
+    }
+    while let Some(&p) = m.table.keys().next() {
+        m.drop_page(p);
+        m.check().map_err(TestCaseError::fail)?;
+    }
+    prop_assert!(m.policy.is_empty());
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    #[test]
+    fn external_removal_keeps_every_policy_consistent(
+        cap in 1usize..24,
+        ppb in 1u32..6,
+        ops in proptest::collection::vec((0u64..50, 0u8..3), 1..300),
+    ) {
+        with_removals::<Fab>(cap, FabConfig { ppb }, &ops)?;
+        with_removals::<Bplru>(cap, BplruConfig { ppb }, &ops)?;
+        with_removals::<Ref>(cap, RefConfig { vw: 0.75, vb: 2, ppb }, &ops)?;
+        with_removals::<Ref>(cap, RefConfig { vw: 1.0, vb: 2, ppb }, &ops)?;
+        with_removals::<BpRef>(cap, BpRefConfig { vw: 0.75, vb: 2, ppb, pad: 0.25 }, &ops)?;
+        with_removals::<Cfdc>(cap, CfdcConfig { pw: 0.5, cluster: ppb }, &ops)?;
+    }
+
+    /// The shared contract checker, on plain random traces.
+    #[test]
+    fn check_contract_passes(cap in 1usize..64, ppb in 1u32..8, trace in trace_strategy(120, 300)) {
+        let reqs: Vec<(u64, flashbuf_policy::AccessKind)> = trace
+            .iter()
+            .map(|&(p, w)| (p, if w { flashbuf_policy::AccessKind::Write } else { flashbuf_policy::AccessKind::Read }))
+            .collect();
+        flashbuf_policy::testing::check_contract::<Fab>(cap, FabConfig { ppb }, &reqs);
+        flashbuf_policy::testing::check_contract::<Bplru>(cap, BplruConfig { ppb }, &reqs);
+        flashbuf_policy::testing::check_contract::<Ref>(cap, RefConfig { ppb, ..Default::default() }, &reqs);
+        flashbuf_policy::testing::check_contract::<BpRef>(cap, BpRefConfig { ppb, pad: 0.5, ..Default::default() }, &reqs);
+        flashbuf_policy::testing::check_contract::<Cfdc>(cap, CfdcConfig { cluster: ppb, ..Default::default() }, &reqs);
+    }
+}
+
+fn all_pinned<R: Replacer>(config: R::Config) {
+    use flashbuf_policy::{Access, AccessKind, EvictError, Evictions};
+    let mut p = R::new(3, &config);
+    let mut ev = Evictions::default();
+    let a = Access::new(100, AccessKind::Write, 9);
+    assert_eq!(p.victims(&a, &flashbuf_policy::NoPins, &mut ev), Err(EvictError::Empty));
+    for (f, page) in [(0u32, 0u64), (1, 1), (2, 5)] {
+        p.on_insert(f, &Access::new(page, AccessKind::Write, f as u64));
+    }
+    let pins = [true, true, true];
+    ev.clear();
+    assert_eq!(p.victims(&a, &pins[..], &mut ev), Err(EvictError::AllPinned));
+    assert_eq!(p.len(), 3);
+    p.check_invariants().unwrap();
+}
+
+#[test]
+fn every_policy_reports_empty_and_all_pinned() {
+    all_pinned::<Fab>(FabConfig { ppb: 4 });
+    all_pinned::<Bplru>(BplruConfig { ppb: 4 });
+    all_pinned::<Ref>(RefConfig { vw: 0.5, vb: 2, ppb: 4 });
+    all_pinned::<BpRef>(BpRefConfig { vw: 0.5, vb: 2, ppb: 4, pad: 0.0 });
+    all_pinned::<Cfdc>(CfdcConfig { pw: 0.5, cluster: 4 });
+}
