@@ -30,9 +30,9 @@
 //!   pinned only its unpinned pages leave, each dirty one written by itself, without padding (a
 //!   whole-block write needs every buffered page of the block). The block keeps its LRU place.
 //!
-//! State: an LRU list of block slots, each block's frames in a chain, per-block dirty count and
-//! sequence offset, per-frame page/block/dirty arrays. Hits and insertions are O(1) (plus one
-//! hash lookup per insertion); a block eviction is O(ppb log ppb).
+//! State: an LRU list of blocks; one record per block (its page list, LRU links, dirty count,
+//! sequence offset) and one per frame. Hits and insertions are O(1) (plus one table lookup per
+//! insertion); a block eviction is O(ppb log ppb).
 
 use crate::fab::{BlockTable, Ends, Linked, PPB_DOC, PageRec, link_back, link_front, parse_ppb, unlink, walk};
 use crate::params::{ParamDoc, PolicyParams};

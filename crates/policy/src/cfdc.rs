@@ -62,10 +62,13 @@
 //!   (it becomes the zeroed cluster unless a zeroed one with only pinned pages exists); else the
 //!   LRU-most unpinned page of the working region.
 //!
-//! State: one FrameLists with the working LRU list and the clean queue, a chain of member frames
-//! per cluster slot with its page count, dividend sum and timestamp, the tournament over cluster
-//! slots. Hits and insertions cost O(1) plus, for pages moving through clusters, one hash lookup
-//! and a tournament path update, O(log B).
+//! State: one record per frame (links of the one list it is in — working region, clean queue or
+//! its cluster —, page, place, dirty bit) and one per cluster (members, dividend sum, last page,
+//! packed Formula 1 key), a block table from cluster numbers to cluster slots, and the tournament
+//! over cluster slots (two 32-byte nodes per cache line). Hits and insertions cost O(1) plus, for
+//! pages moving through clusters, one table lookup and a tournament path update, O(log B)
+//! (usually a few levels: the walk stops at the first node that does not change); a selection
+//! replays only the comparisons that expired.
 
 use crate::fab::{BlockTable, Ends, Linked, MAX_PPB, link_back, link_front, unlink, walk};
 use crate::params::{ParamDoc, PolicyParams, fmt_float, parse_fraction, parse_int};

@@ -23,14 +23,15 @@
 //!   rare paths.
 //!
 //! State: count buckets of blocks (bucket `c` holds the blocks with `c` buffered pages, most
-//! recently accessed at the front), each block's frames in a chain, per-frame page/block/dirty
-//! arrays. Hits and insertions are O(1); a block eviction is O(ppb log ppb) (the page-order
-//! sort of its frames); finding the fullest bucket lowers a max-count pointer lazily.
+//! recently accessed at the front); one record per block (its page list, bucket links, recency)
+//! and one per frame ([`PageRec`]). Hits and insertions are O(1) (plus one table lookup per
+//! insertion); a block eviction is O(ppb log ppb) (the page-order sort of its frames); finding
+//! the fullest bucket lowers a max-count pointer lazily.
 //!
 //! This file also holds what every block- and cluster-level policy shares (FAB is the first of
-//! them): [`BlockTable`] (block number → dense slot), intrusive lists whose links live inside
-//! per-frame and per-block records ([`Linked`], [`Ends`]: one cache line per record touched) and
-//! the per-frame record [`PageRec`].
+//! them): `BlockTable` (block number → dense slot), intrusive lists whose links live inside
+//! per-frame and per-block records (`Linked`, `Ends`: one cache line per record touched) and
+//! the per-frame record `PageRec`.
 
 use crate::params::{ParamDoc, PolicyParams, parse_int};
 use crate::replacer::{Access, EvictError, Evictions, FrameId, NIL, Pins, Replacer};

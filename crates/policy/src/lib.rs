@@ -16,22 +16,21 @@
 #![warn(missing_docs)]
 
 pub mod arc;
+pub mod bplru;
+pub mod cfdc;
 pub mod clock;
+pub mod fab;
 pub mod heap;
 pub mod lists;
 pub mod lru;
 pub mod lru_k;
 pub mod min;
 pub mod params;
+pub mod ref_policy;
 mod registry;
 mod replacer;
 pub mod testing;
 pub mod two_q;
-// Block- and cluster-level flash-aware policies.
-pub mod bplru;
-pub mod cfdc;
-pub mod fab;
-pub mod ref_policy;
 
 pub use params::{NoParams, ParamDoc, PolicyParams};
 pub use registry::{AnyPolicy, POLICIES, PolicyConfig, PolicyError, PolicyVisitor};

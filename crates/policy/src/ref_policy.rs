@@ -27,7 +27,7 @@
 //!   list, at the MRU end. When it is the least recently used page of the list — the list holds no
 //!   buffered page — it is itself the victim and is written (or read) straight through
 //!   ([`Evictions::bypass`]). Fig. 6 (3 pages, VW = 100%, |VB| = 2) requires exactly this: at
-//!   "Write [p2]" VB is still {B0, B1} (chosen at p5, its list emptied by evicting p1 at p10) and
+//!   `Write [p2]` VB is still {B0, B1} (chosen at p5, its list emptied by evicting p1 at p10) and
 //!   p2 of B0 is the list's only page, so the table shows `E [p2]` and no insertion; the same for
 //!   p6 of B1. Re-selecting VB first would have chosen {B2, B0} and evicted p8.
 //! * "When the list is empty" is checked after the incoming page has joined it.
@@ -36,7 +36,7 @@
 //!   pages enters or leaves the window the block becomes the newest of its count bucket (each
 //!   bucket is a FIFO; when one page leaves and another enters, the leaving comes first; the
 //!   incoming page's block, counted with it, is the newest of its bucket). Fig. 6 needs a
-//!   tie-break at "Write [p5]": B0 (p0 entered the window first) must win over B2 (p8), which
+//!   tie-break at `Write [p5]`: B0 (p0 entered the window first) must win over B2 (p8), which
 //!   this rule gives. It follows recency, because pages enter the window in LRU order, and it
 //!   costs O(1) per event; ordering a bucket by the age of each block's oldest page would need a
 //!   sorted structure per bucket.
@@ -62,9 +62,11 @@
 //!
 //! State: the page LRU list with a window-boundary pointer (the MRU-most page inside the window)
 //! and an in-window bit per frame; per block, its frames in LRU order (so its in-window pages are
-//! a suffix of its chain), its in-window count and count buckets over blocks. Hits, insertions
-//! and evictions are O(1) apart from one hash lookup per insertion and O(|VB|) per eviction; a VB
-//! selection is O(ppb + |VB|). Nothing rescans the buffer.
+//! a suffix of its list), its in-window count and count buckets over blocks. One record per
+//! frame holds both of its list links, its stamp, block and bits; one per block its page list,
+//! bucket links and count. Hits, insertions and evictions are O(1) apart from one table lookup
+//! per insertion and O(|VB|) per eviction; a VB selection is O(ppb + |VB|). Nothing rescans the
+//! buffer.
 
 use crate::fab::{BlockTable, Ends, Linked, PPB_DOC, link_front, parse_ppb, unlink, walk};
 use crate::params::{ParamDoc, PolicyParams, fmt_float, parse_fraction, parse_int};
