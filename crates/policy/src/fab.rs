@@ -24,7 +24,7 @@
 //!
 //! State: count buckets of blocks (bucket `c` holds the blocks with `c` buffered pages, most
 //! recently accessed at the front); one record per block (its page list, bucket links, recency)
-//! and one per frame ([`PageRec`]). Hits and insertions are O(1) (plus one table lookup per
+//! and one per frame (`PageRec`). Hits and insertions are O(1) (plus one table lookup per
 //! insertion); a block eviction is O(ppb log ppb) (the page-order sort of its frames); finding
 //! the fullest bucket lowers a max-count pointer lazily.
 //!
