@@ -144,7 +144,7 @@ impl Key {
         }
         let s = a - b;
         let c = a as i128 * l.ts as i128 - b as i128 * w.ts as i128;
-        debug_assert!(c > 0, "the winner at {g} has h < 0, so c > s·g ≥ 0");
+        debug_assert!(c >= 0, "the winner at {g} has h ≤ 0, so c ≥ s·g ≥ 0");
         let (q, r) = if c <= u64::MAX as i128 {
             let c = c as u64;
             ((c / s) as i128, c % s)
