@@ -16,13 +16,17 @@
 #![warn(missing_docs)]
 
 pub mod arc;
+pub mod bplru;
+pub mod cfdc;
 pub mod clock;
+pub mod fab;
 pub mod heap;
 pub mod lists;
 pub mod lru;
 pub mod lru_k;
 pub mod min;
 pub mod params;
+pub mod ref_policy;
 mod registry;
 mod replacer;
 pub mod testing;

@@ -223,4 +223,9 @@ registry! {
     CcfLru => "ccf-lru", crate::ccf_lru::CcfLru, "CCF-LRU: cold clean pages first, then LRU-WSR on a mixed queue (Li et al. 2009)";
     CflruC => "cflru-c", crate::cflru_c::CflruC, "CFLRU/C: CFLRU, else the window's dirty page with the fewest writes (Yoo et al. 2007)";
     AdLru => "ad-lru", crate::ad_lru::AdLru, "AD-LRU: adaptive cold and hot LRU queues, clean first, second chance (Jin et al.)";
+    Cfdc => "cfdc", crate::cfdc::Cfdc, "CFDC: clean-first, dirty-clustered two-region policy (Ou, Härder, Jin 2009)";
+    Fab => "fab", crate::fab::Fab, "FAB: evict the block with the most buffered pages (Jo et al. 2006)";
+    Bplru => "bplru", crate::bplru::Bplru, "BPLRU: block-level LRU with page padding and LRU compensation (Kim & Ahn 2008)";
+    Ref => "ref", crate::ref_policy::Ref, "REF: recently-evicted-first, victim pages from victim blocks (Seo & Shin 2008)";
+    BpRef => "bp-ref", crate::ref_policy::BpRef, "BP-REF: REF with selective block padding (Seo & Shin 2008)";
 }
