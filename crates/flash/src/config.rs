@@ -170,6 +170,9 @@ pub struct DeviceConfig {
     pub log_blocks: u32,
     /// `fast` only: keep a sequential log (default true, as Lee et al.).
     pub seq_log: bool,
+    /// `bast` only: merge a log block as soon as it is full instead of when a log block is next
+    /// needed (default false: lazy, as the REF paper's Fig. 6 shows).
+    pub eager_merge: bool,
     /// `page` only: victim policy (default greedy).
     pub gc: GcPolicy,
     /// `page` only: spare physical space as a percentage of the logical space (default 7).
@@ -194,6 +197,7 @@ impl Default for DeviceConfig {
             preset: NandPreset::Micron,
             log_blocks: 8,
             seq_log: true,
+            eager_merge: false,
             gc: GcPolicy::Greedy,
             op_percent: 7.0,
             gc_threshold: 2,
@@ -214,7 +218,9 @@ impl DeviceConfig {
             DeviceKind::Ideal => format!("ideal/{p}"),
             DeviceKind::Page => format!("page/{p}/{}/op{}", self.gc.name(), self.op_percent),
             DeviceKind::Block => format!("block/{p}"),
-            DeviceKind::Bast => format!("bast/{p}/log{}", self.log_blocks),
+            DeviceKind::Bast => {
+                format!("bast/{p}/log{}{}", self.log_blocks, if self.eager_merge { "/eager" } else { "" })
+            }
             DeviceKind::Fast => {
                 format!("fast/{p}/log{}{}", self.log_blocks, if self.seq_log { "" } else { "/nosw" })
             }
@@ -313,6 +319,7 @@ impl DeviceConfig {
                 nand,
                 logical_pages,
                 log_blocks: self.log_blocks,
+                eager_merge: self.eager_merge,
                 verify,
                 label,
             })?),

@@ -67,6 +67,7 @@ fn log_block_counts() {
             nand: chip(4, 8, 100),
             logical_pages: 4,
             log_blocks: 8,
+            eager_merge: false,
             verify: false,
             label: String::new(),
         }),

@@ -109,8 +109,9 @@ model_props! {
     block_matches_the_model => 4,
     bast_2_logs_matches_the_model => 5,
     bast_3_logs_matches_the_model => 6,
-    fast_with_sequential_log_matches_the_model => 7,
-    fast_random_logs_only_matches_the_model => 8,
+    bast_2_logs_lazy_merging_matches_the_model => 7,
+    fast_with_sequential_log_matches_the_model => 8,
+    fast_random_logs_only_matches_the_model => 9,
 }
 
 #[test]
@@ -126,6 +127,7 @@ fn the_tiny_device_list_is_what_the_indices_say() {
             "block",
             "bast/2",
             "bast/3",
+            "bast/2/lazy",
             "fast/sw",
             "fast/nosw"
         ]
@@ -311,6 +313,7 @@ fn odd_geometries_match_the_model() {
                     nand: nand(13),
                     logical_pages: logical,
                     log_blocks: 2,
+                    eager_merge: false,
                     verify: true,
                     label: format!("bast/ppb{ppb}"),
                 })

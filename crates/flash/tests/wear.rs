@@ -39,6 +39,7 @@ fn devices() -> Vec<AnyDevice> {
                 nand: nand(16),
                 logical_pages: 40,
                 log_blocks: 2,
+                eager_merge: false,
                 verify: true,
                 label: "bast".into(),
             })

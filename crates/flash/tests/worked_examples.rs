@@ -160,6 +160,35 @@ fn bast_switch_merge() {
 }
 
 #[test]
+fn bast_lazy_merge_waits_until_a_log_block_is_needed() {
+    // The same in-order fill of B0's log, merged lazily: nothing happens when the log fills.
+    let mut d = bast_with(4, 3, 1, false);
+    fill(&mut d);
+    write_all(&mut d, &[0, 1, 2, 3]);
+    assert_eq!(d.stats().merges(), 0, "a full log block waits");
+    assert_eq!(d.log_owners(), [0]);
+    d.check_invariants().unwrap();
+    // Reads find the newest copies in the full log.
+    for p in 0..4 {
+        d.read(p).unwrap();
+    }
+    // Another data block needs the only log block: the full, in-order log switches.
+    let t = d.write(5).unwrap();
+    assert_eq!(counts(&d.stats()), (1, 0, 0, 0, 1));
+    assert_eq!(t, ERASE_NS + PROGRAM_NS);
+    assert_eq!(d.log_owners(), [1]);
+    // B1's log [p5 p6 p7 p4]: full, out of order; a fifth write to B1 needs space: full merge
+    // of the old log first (4 copies, 2 erases), then the write opens a fresh log.
+    write_all(&mut d, &[6, 7, 4]);
+    assert_eq!(d.stats().merges(), 1);
+    d.write(5).unwrap();
+    let s = d.stats();
+    assert_eq!((s.merges_switch, s.merges_full, s.page_copies), (1, 1, 4));
+    assert_eq!(d.log_owners(), [1]);
+    d.check_invariants().unwrap();
+}
+
+#[test]
 fn bast_partial_merge() {
     let mut d = bast(4, 2, 1);
     fill(&mut d);

@@ -20,12 +20,18 @@ pub fn chip(ppb: u32, blocks: u32, endurance: u32) -> NandConfig {
 }
 
 /// BAST with `data_blocks` logical blocks of `ppb` pages and `logs` log blocks, on the smallest
-/// chip that fits (data + logs + 1).
+/// chip that fits (data + logs + 1), merging full log blocks at once.
 pub fn bast(ppb: u32, data_blocks: u32, logs: u32) -> BastFtl {
+    bast_with(ppb, data_blocks, logs, true)
+}
+
+/// As [`bast`], choosing eager or lazy merging of full log blocks.
+pub fn bast_with(ppb: u32, data_blocks: u32, logs: u32, eager_merge: bool) -> BastFtl {
     BastFtl::new(BastFtlConfig {
         nand: chip(ppb, data_blocks + logs + 1, 1_000_000),
         logical_pages: (ppb * data_blocks) as u64,
         log_blocks: logs,
+        eager_merge,
         verify: true,
         label: "bast".into(),
     })
@@ -94,6 +100,7 @@ pub fn all_tiny(seq_fill: bool) -> Vec<(&'static str, AnyDevice)> {
         ("block", AnyDevice::Block(block(4, 12))),
         ("bast/2", AnyDevice::Bast(bast(4, 12, 2))),
         ("bast/3", AnyDevice::Bast(bast(4, 12, 3))),
+        ("bast/2/lazy", AnyDevice::Bast(bast_with(4, 12, 2, false))),
         ("fast/sw", AnyDevice::Fast(fast(4, 12, 3, true))),
         ("fast/nosw", AnyDevice::Fast(fast(4, 12, 2, false))),
     ];
