@@ -14,8 +14,14 @@ pub fn run() -> Result<()> {
         }
     }
     println!();
-    println!("Devices (--device):");
-    println!("  ideal      fixed latency per page: 25 µs read, 220 µs write (AD-LRU Table 2)");
+    println!("Devices (--device, on a --preset chip: micron = AD-LRU Table 2, ref = REF Table I):");
+    println!("  page       page-mapped FTL: garbage collection (--gc greedy|cost-benefit|fifo, --op PERCENT,");
+    println!("             --gc-threshold), dynamic and static wear levelling (the default device)");
+    println!("  block      block-mapped FTL: in place, copy on update");
+    println!("  bast       log-block FTL, 1:1 (Kim et al. 2002): --log-blocks N, --eager-merge");
+    println!("  fast       log-block FTL, 1:N (Lee et al. 2007): --log-blocks N, --no-seq-log");
+    println!("  ideal      the preset's read and write latencies, no translation layer");
+    println!("  every device: --precondition empty|sequential|aged[:WRITES|steady[:SEED]], --verify, --capacity");
     println!();
     println!("Trace formats (--format, or name:path):");
     for f in Format::ALL {

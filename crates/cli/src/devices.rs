@@ -22,6 +22,10 @@ pub struct DeviceArgs {
     /// FAST without its sequential log block (all log blocks random).
     #[arg(long)]
     pub no_seq_log: bool,
+    /// BAST merges a log block as soon as it is full (default: when a log block is next needed,
+    /// as in the REF paper's Fig. 6).
+    #[arg(long)]
+    pub eager_merge: bool,
     /// Garbage collection victim policy of the page-mapped device: greedy, cost-benefit, fifo.
     #[arg(long, default_value = "greedy", value_parser = parse::<GcPolicy>)]
     pub gc: GcPolicy,
@@ -56,6 +60,7 @@ impl DeviceArgs {
             preset: self.preset,
             log_blocks: self.log_blocks,
             seq_log: !self.no_seq_log,
+            eager_merge: self.eager_merge,
             gc: self.gc,
             op_percent: self.op_percent,
             gc_threshold: self.gc_threshold,
