@@ -36,7 +36,8 @@ const BUFFER_GOLDEN: &[(&str, [(u64, u64); 3])] = &[
 
 /// (policy, page-mapped at 256 frames: (flash programs, erases), BAST at 256 frames: (flash
 /// programs, erases, switch, partial, full merges)).
-const FLASH_GOLDEN: &[(&str, (u64, u64), (u64, u64, u64, u64, u64))] = &[
+type FlashRow = (&'static str, (u64, u64), (u64, u64, u64, u64, u64));
+const FLASH_GOLDEN: &[FlashRow] = &[
     ("lru", (26538, 411), (213859, 6508, 0, 30, 3239)),
     ("clock", (27617, 428), (212561, 6458, 0, 32, 3213)),
     ("lru-2", (22102, 342), (193380, 5885, 0, 39, 2923)),
@@ -78,19 +79,18 @@ fn every_policy_matches_its_golden_numbers() {
         let p = row(name, 256, page.clone());
         let q = row(name, 256, bast.clone());
         flash_table.push((
-            name.to_string(),
+            *name,
             (p.flash_programs, p.erases),
             (q.flash_programs, q.erases, q.merges_switch, q.merges_partial, q.merges_full),
         ));
     }
     let got_buffer: Vec<(&str, [(u64, u64); 3])> = buffer_table.iter().map(|(n, b)| (n.as_str(), *b)).collect();
-    let got_flash: Vec<(&str, (u64, u64), (u64, u64, u64, u64, u64))> =
-        flash_table.iter().map(|(n, p, q)| (n.as_str(), *p, *q)).collect();
+    let got_flash: Vec<FlashRow> = flash_table.iter().map(|(n, p, q)| (*n, *p, *q)).collect();
     let mut printed = String::from("const BUFFER_GOLDEN: &[(&str, [(u64, u64); 3])] = &[\n");
     for (n, b) in &got_buffer {
         printed.push_str(&format!("    (\"{n}\", {b:?}),\n"));
     }
-    printed.push_str("];\n\nconst FLASH_GOLDEN: &[(&str, (u64, u64), (u64, u64, u64, u64, u64))] = &[\n");
+    printed.push_str("];\n\nconst FLASH_GOLDEN: &[FlashRow] = &[\n");
     for (n, p, q) in &got_flash {
         printed.push_str(&format!("    (\"{n}\", {p:?}, {q:?}),\n"));
     }
