@@ -13,8 +13,8 @@ use rayon::prelude::*;
 
 use crate::args::{parse_buffers, parse_policies};
 use crate::devices::{DeviceArgs, check};
-use crate::output::OutputFile;
 use crate::traces::{CliTrace, TraceArgs, resolve};
+use flashbuf_report::OutputFile;
 
 /// The policies compared when `--policy` is not given.
 pub const DEFAULT_POLICIES: &str = "lru,clock,lru-2,2q,arc,min";

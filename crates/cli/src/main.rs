@@ -5,10 +5,10 @@ mod args;
 mod cmd_bench;
 mod cmd_gen;
 mod cmd_list;
+mod cmd_reproduce;
 mod cmd_run;
 mod cmd_stats;
 mod devices;
-mod output;
 mod progress;
 mod traces;
 
@@ -39,6 +39,8 @@ enum Command {
     List,
     /// Measure simulator throughput in requests per second.
     Bench(cmd_bench::BenchArgs),
+    /// Re-run the papers' experiments and write reports beside their claims.
+    Reproduce(cmd_reproduce::ReproduceArgs),
 }
 
 fn main() -> ExitCode {
@@ -49,6 +51,7 @@ fn main() -> ExitCode {
         Command::Stats(a) => cmd_stats::run(a),
         Command::List => cmd_list::run(),
         Command::Bench(a) => cmd_bench::run(a),
+        Command::Reproduce(a) => cmd_reproduce::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

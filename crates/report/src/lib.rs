@@ -4,8 +4,10 @@
 
 #![warn(missing_docs)]
 
+mod output;
 mod table;
 
+pub use output::{OutputError, OutputFile};
 pub use table::{Column, DEFAULT_COLUMNS, DEVICE_COLUMNS, format_table};
 
 use std::io::Write;

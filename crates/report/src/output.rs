@@ -1,11 +1,20 @@
-//! Output files that appear only when complete, and never overwrite without `--force`.
+//! Output files that appear only when complete, and never overwrite without `force`.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, bail};
 use tempfile::NamedTempFile;
+
+/// An output file could not be written; names the file.
+#[derive(Debug, thiserror::Error)]
+#[error("{path}: {message}")]
+pub struct OutputError {
+    /// The destination.
+    pub path: String,
+    /// What went wrong.
+    pub message: String,
+}
 
 /// A file being written under a temporary name next to its destination; [`commit`] renames it
 /// into place. Dropped without commit, the temporary file is removed, so a failed run leaves no
@@ -21,42 +30,38 @@ pub struct OutputFile {
 impl OutputFile {
     /// Prepares to write `dest`. Fails at once if `dest` exists and `force` is not set, so no
     /// work is wasted on a run whose result could not be saved.
-    pub fn create(dest: &Path, force: bool) -> Result<Self> {
+    pub fn create(dest: &Path, force: bool) -> Result<Self, OutputError> {
+        let err = |message: String| OutputError { path: dest.display().to_string(), message };
         if dest.exists() && !force {
-            bail!("{} already exists; use --force to overwrite it", dest.display());
+            return Err(err("already exists; use --force to overwrite it".into()));
         }
         let dir = match dest.parent() {
             Some(p) if !p.as_os_str().is_empty() => p,
             _ => Path::new("."),
         };
         if !dir.is_dir() {
-            bail!("{}: directory {} does not exist", dest.display(), dir.display());
+            return Err(err(format!("directory {} does not exist", dir.display())));
         }
         let tmp = tempfile::Builder::new()
             .prefix(".flashbuf-")
             .suffix(".tmp")
             .tempfile_in(dir)
-            .with_context(|| format!("{}: cannot create a temporary file in {}", dest.display(), dir.display()))?;
+            .map_err(|e| err(format!("cannot create a temporary file in {}: {e}", dir.display())))?;
         Ok(OutputFile { dest: dest.to_path_buf(), force, tmp: BufWriter::new(tmp) })
     }
 
     /// Flushes, syncs and renames the file into place.
-    pub fn commit(self) -> Result<()> {
+    pub fn commit(self) -> Result<(), OutputError> {
         let dest = self.dest;
-        let tmp = self
-            .tmp
-            .into_inner()
-            .map_err(|e| e.into_error())
-            .with_context(|| format!("{}: write failed", dest.display()))?;
-        tmp.as_file().sync_all().with_context(|| format!("{}: sync failed", dest.display()))?;
+        let err = |message: String| OutputError { path: dest.display().to_string(), message };
+        let tmp = self.tmp.into_inner().map_err(|e| err(format!("write failed: {}", e.error())))?;
+        tmp.as_file().sync_all().map_err(|e| err(format!("sync failed: {e}")))?;
         let result = if self.force {
             tmp.persist(&dest).map(|_: File| ())
         } else {
             tmp.persist_noclobber(&dest).map(|_: File| ())
         };
-        result
-            .map_err(|e| e.error)
-            .with_context(|| format!("{}: cannot move the finished file into place", dest.display()))
+        result.map_err(|e| err(format!("cannot move the finished file into place: {}", e.error)))
     }
 }
 
@@ -84,7 +89,7 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&dest).unwrap(), "a,b\n");
 
         let e = OutputFile::create(&dest, false).err().unwrap().to_string();
-        assert!(e.contains("already exists") && e.contains("--force"), "{e}");
+        assert!(e.contains("already exists") && e.contains("--force") && e.contains("out.csv"), "{e}");
 
         let mut f = OutputFile::create(&dest, true).unwrap();
         f.write_all(b"new\n").unwrap();

@@ -1,0 +1,144 @@
+//! Small helpers shared by the papers' experiments.
+
+use std::collections::BTreeSet;
+
+use anyhow::{Context, Result};
+use flashbuf_flash::DeviceConfig;
+use flashbuf_policy::PolicyConfig;
+use flashbuf_sim::{ResultRow, RunSpec};
+use flashbuf_trace::{ReadOptions, TraceSpec};
+
+use crate::report::markdown_table;
+
+/// A trace with what the runs need to know about it.
+#[derive(Clone, Debug)]
+pub struct Trace {
+    /// The spec.
+    pub spec: TraceSpec,
+    /// Label for rows and reports.
+    pub label: String,
+    /// Largest page number + 1.
+    pub pages: u64,
+    /// Number of requests.
+    pub requests: u64,
+    /// How to read it (files).
+    pub read: ReadOptions,
+}
+
+impl Trace {
+    /// A generated trace, e.g. `adlru-zipf` or `zipf,requests=...`.
+    pub fn generated(gen_spec: &str) -> Result<Self> {
+        let spec = TraceSpec::parse(&format!("gen:{gen_spec}")).with_context(|| format!("generator {gen_spec}"))?;
+        let TraceSpec::Generated(g) = &spec else { unreachable!("gen: prefix") };
+        Ok(Trace {
+            label: g.label(),
+            pages: g.page_count(),
+            requests: g.total_requests(),
+            read: ReadOptions::default(),
+            spec,
+        })
+    }
+
+    /// A trace file, scanned once for its size.
+    pub fn file(path: &std::path::Path, read: ReadOptions) -> Result<Self> {
+        let spec = TraceSpec::File { path: path.to_path_buf(), format: None };
+        let mut opened = spec.open(&read).with_context(|| path.display().to_string())?;
+        let stats = flashbuf_trace::stats(opened.source.as_mut(), read.page_size)?;
+        Ok(Trace {
+            label: spec.label(),
+            pages: stats.max_page.map_or(1, |m| m + 1),
+            requests: stats.requests,
+            read,
+            spec,
+        })
+    }
+
+    /// A run of this trace.
+    pub fn run(&self, policy: &PolicyConfig, frames: usize, device: &DeviceConfig) -> RunSpec {
+        let mut s = RunSpec::new(self.spec.clone(), self.pages, policy.clone(), frames, device.clone());
+        s.read = self.read;
+        s.trace_label = self.label.clone();
+        s
+    }
+}
+
+/// Parses policy specs (they are literals of the experiments: a failure is a bug).
+pub fn policies(specs: &[&str]) -> Vec<PolicyConfig> {
+    specs.iter().map(|s| s.parse().unwrap_or_else(|e| panic!("policy literal {s}: {e}"))).collect()
+}
+
+/// The row of `policy` (by label) at buffer `frames` on `trace`.
+pub fn find<'a>(rows: &'a [ResultRow], trace: &str, policy: &str, frames: u64) -> &'a ResultRow {
+    rows.iter()
+        .find(|r| r.trace == trace && r.policy == policy && r.buffer_pages == frames)
+        .unwrap_or_else(|| panic!("no row for {policy} at {frames} on {trace}"))
+}
+
+/// A Markdown table with one row per x value and one column per series.
+pub fn pivot(
+    rows: &[ResultRow],
+    x_header: &str,
+    x: impl Fn(&ResultRow) -> u64,
+    series: impl Fn(&ResultRow) -> String,
+    value: impl Fn(&ResultRow) -> String,
+) -> String {
+    let xs: BTreeSet<u64> = rows.iter().map(&x).collect();
+    let mut names: Vec<String> = Vec::new();
+    for r in rows {
+        let s = series(r);
+        if !names.contains(&s) {
+            names.push(s);
+        }
+    }
+    let mut header: Vec<&str> = vec![x_header];
+    header.extend(names.iter().map(String::as_str));
+    let body: Vec<Vec<String>> = xs
+        .iter()
+        .map(|&xv| {
+            let mut line = vec![thousands(xv)];
+            for n in &names {
+                line.push(rows.iter().find(|r| x(r) == xv && &series(r) == n).map(&value).unwrap_or_default());
+            }
+            line
+        })
+        .collect();
+    markdown_table(&header, &body)
+}
+
+/// `1234567` → `1,234,567`.
+pub fn thousands(v: u64) -> String {
+    let s = v.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Pearson correlation of two equally long series.
+pub fn correlation(a: &[f64], b: &[f64]) -> f64 {
+    let n = a.len() as f64;
+    let (ma, mb) = (a.iter().sum::<f64>() / n, b.iter().sum::<f64>() / n);
+    let (mut sab, mut saa, mut sbb) = (0.0, 0.0, 0.0);
+    for (x, y) in a.iter().zip(b) {
+        sab += (x - ma) * (y - mb);
+        saa += (x - ma) * (x - ma);
+        sbb += (y - mb) * (y - mb);
+    }
+    sab / (saa.sqrt() * sbb.sqrt())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn helpers() {
+        assert_eq!(thousands(1234567), "1,234,567");
+        assert_eq!(thousands(12), "12");
+        assert!((correlation(&[1.0, 2.0, 3.0], &[2.0, 4.0, 6.5]) - 0.9994).abs() < 1e-3);
+    }
+}

@@ -1,0 +1,78 @@
+//! One-command reproduction of the papers' experiments.
+//!
+//! For each paper, [`reproduce`] runs the experiments of every figure and table that flashbuf can
+//! re-create and writes, into one directory per paper, the result CSVs and a `REPORT.md` that
+//! puts each result beside the paper's claim with a verdict (agree / disagree / not comparable)
+//! and its reason. `quick` mode runs fewer points and skips the largest traces so that every
+//! paper finishes in minutes on a small machine; the full mode uses the papers' sizes.
+
+#![warn(missing_docs)]
+
+pub mod adlru;
+mod exp;
+pub mod report;
+pub mod runner;
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+
+pub use report::{Claim, Report, Section, Verdict};
+pub use runner::{Ctx, Progress, Silent};
+
+/// The papers flashbuf reproduces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Paper {
+    /// Jin, Ou, Härder, Li: AD-LRU.
+    Adlru,
+}
+
+impl Paper {
+    /// Every paper, in report order.
+    pub const ALL: [Paper; 1] = [Paper::Adlru];
+
+    /// The command-line name, also the output sub-directory.
+    pub fn name(self) -> &'static str {
+        match self {
+            Paper::Adlru => "adlru",
+        }
+    }
+}
+
+impl std::str::FromStr for Paper {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Paper::ALL.into_iter().find(|p| p.name() == s).ok_or_else(|| {
+            let names: Vec<&str> = Paper::ALL.iter().map(|p| p.name()).collect();
+            format!("unknown paper '{s}'; valid: {}, all", names.join(", "))
+        })
+    }
+}
+
+/// Options of a reproduction.
+pub struct Options<'a> {
+    /// Output directory; each paper writes into `<out>/<paper>/`.
+    pub out: PathBuf,
+    /// Quick mode.
+    pub quick: bool,
+    /// The shared real traces, if present.
+    pub traces_dir: Option<PathBuf>,
+    /// Progress sink.
+    pub progress: &'a dyn Progress,
+}
+
+/// Reproduces `paper`, writing `<out>/<paper>/REPORT.md` and its data. Returns the report.
+pub fn reproduce(paper: Paper, opts: &Options) -> Result<Report> {
+    let out = opts.out.join(paper.name());
+    std::fs::create_dir_all(&out).with_context(|| out.display().to_string())?;
+    let ctx = Ctx { out: out.clone(), quick: opts.quick, traces_dir: opts.traces_dir.clone(), progress: opts.progress };
+    let report = match paper {
+        Paper::Adlru => adlru::reproduce(&ctx)?,
+    };
+    write_report(&out.join("REPORT.md"), &report)?;
+    Ok(report)
+}
+
+fn write_report(path: &Path, report: &Report) -> Result<()> {
+    runner::write_atomic(path, |w| Ok(w.write_all(report.to_markdown().as_bytes())?))
+}

@@ -1,0 +1,100 @@
+//! Running an experiment's runs in parallel and saving their rows.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use anyhow::Result;
+use flashbuf_report::OutputFile;
+use flashbuf_sim::{ResultRow, RunSpec, execute};
+use rayon::prelude::*;
+
+/// Receives progress: the total number of requests to simulate grows as experiments start, and
+/// every simulated batch is reported.
+pub trait Progress: Sync {
+    /// `n` more requests will be simulated.
+    fn add_total(&self, n: u64);
+    /// `n` requests were simulated.
+    fn inc(&self, n: u64);
+    /// A one-line status (the experiment being run).
+    fn status(&self, msg: &str);
+}
+
+/// Progress that goes nowhere.
+pub struct Silent;
+
+impl Progress for Silent {
+    fn add_total(&self, _: u64) {}
+    fn inc(&self, _: u64) {}
+    fn status(&self, _: &str) {}
+}
+
+/// Where and how a reproduction runs.
+pub struct Ctx<'a> {
+    /// Output directory of this paper's report.
+    pub out: PathBuf,
+    /// Quick mode: fewer points, smaller traces.
+    pub quick: bool,
+    /// Directory of the shared real traces (`../shared/traces`), if present.
+    pub traces_dir: Option<PathBuf>,
+    /// Progress sink.
+    pub progress: &'a dyn Progress,
+}
+
+impl Ctx<'_> {
+    /// Runs `specs` in parallel (each deterministic and independent), writes their rows to
+    /// `<out>/<name>.csv`, and returns the rows in the order of `specs`.
+    pub fn run(&self, name: &str, specs: &[RunSpec], requests_per_run: &[u64]) -> Result<Vec<ResultRow>> {
+        self.progress.status(name);
+        self.progress.add_total(requests_per_run.iter().sum());
+        let first_error: Mutex<Option<anyhow::Error>> = Mutex::new(None);
+        let rows: Vec<Option<ResultRow>> = specs
+            .par_iter()
+            .map(|spec| {
+                if first_error.lock().expect("not poisoned").is_some() {
+                    return None;
+                }
+                match execute(spec, &mut |n| self.progress.inc(n)) {
+                    Ok(r) => Some(r),
+                    Err(e) => {
+                        first_error.lock().expect("not poisoned").get_or_insert(anyhow::Error::from(e));
+                        None
+                    }
+                }
+            })
+            .collect();
+        if let Some(e) = first_error.into_inner().expect("not poisoned") {
+            return Err(e.context(format!("experiment {name}")));
+        }
+        let rows: Vec<ResultRow> = rows.into_iter().map(|r| r.expect("no error")).collect();
+        self.write_csv(&format!("{name}.csv"), &rows)?;
+        Ok(rows)
+    }
+
+    /// Writes `rows` as CSV to `<out>/<file>` (complete or not at all).
+    pub fn write_csv<T: serde::Serialize>(&self, file: &str, rows: &[T]) -> Result<()> {
+        let path = self.out.join(file);
+        write_atomic(&path, |w| {
+            let mut c = csv::Writer::from_writer(w);
+            for r in rows {
+                c.serialize(r)?;
+            }
+            c.flush()?;
+            Ok(())
+        })
+    }
+
+    /// A real trace from the shared directory, if present.
+    pub fn real_trace(&self, name: &str) -> Option<PathBuf> {
+        let p = self.traces_dir.as_ref()?.join(name);
+        p.is_file().then_some(p)
+    }
+}
+
+/// Writes `path` completely through `write`, or not at all (reports are regenerated, so an
+/// existing file is replaced).
+pub fn write_atomic(path: &Path, write: impl FnOnce(&mut dyn std::io::Write) -> Result<()>) -> Result<()> {
+    let mut f = OutputFile::create(path, true)?;
+    write(&mut f)?;
+    f.commit()?;
+    Ok(())
+}
