@@ -16,7 +16,7 @@
 //! | `uniform` | `requests` = 100000, `pages` = 50000, `write-ratio` = 0.5, `seed` = 42 |
 //! | `zipf` | the above + `locality` = 80-20, `scatter` = false, `alpha` (unset) |
 //! | `self-similar` | the above + `locality` = 80-20, `scatter` = false |
-//! | `scan-mix` | `requests` = 100000, `pages` = 40000, `write-ratio` = 0.5, `locality` = 80-20, `scans` = 50, `scan-length` = 1000, `scan-pages` = 10000, `seed` = 42 |
+//! | `scan-mix` | `requests` = 100000, `pages` = 40000, `write-ratio` = 0.5, `locality` = 80-20, `scans` = 50, `scan-length` = 1000, `scan-pages` = 10000, `scan-writes` = false, `seed` = 42 |
 //!
 //! Counts accept `_` separators and the decimal suffixes `k`, `m`, `g` (`10m` = 10,000,000).
 //! `locality` is `a-b` in percent with a + b = 100 and 0 < b < a. `scatter=true` maps the i-th
@@ -170,9 +170,17 @@ impl GenKind {
             GenKind::Uniform => &["requests", "pages", "write-ratio", "seed"],
             GenKind::Zipf => &["requests", "pages", "write-ratio", "locality", "alpha", "scatter", "seed"],
             GenKind::SelfSimilar => &["requests", "pages", "write-ratio", "locality", "scatter", "seed"],
-            GenKind::ScanMix => {
-                &["requests", "pages", "write-ratio", "locality", "scans", "scan-length", "scan-pages", "seed"]
-            }
+            GenKind::ScanMix => &[
+                "requests",
+                "pages",
+                "write-ratio",
+                "locality",
+                "scans",
+                "scan-length",
+                "scan-pages",
+                "scan-writes",
+                "seed",
+            ],
         }
     }
 
@@ -217,6 +225,7 @@ fn base(kind: GenKind) -> GenSpec {
         scans: 50,
         scan_length: 1_000,
         scan_pages: 10_000,
+        scan_writes: false,
         alpha: None,
     }
 }
@@ -296,6 +305,8 @@ pub struct GenSpec {
     pub scan_length: u64,
     /// `scan-mix`: size of the scan range, which follows the Zipf range.
     pub scan_pages: u64,
+    /// `scan-mix`: scans write instead of read.
+    pub scan_writes: bool,
     /// `zipf`: the exponent α of P(i) ∝ i^−α, overriding the one implied by `locality`.
     pub alpha: Option<f64>,
 }
@@ -339,6 +350,7 @@ impl GenSpec {
             "scans" => self.scans.to_string(),
             "scan-length" => self.scan_length.to_string(),
             "scan-pages" => self.scan_pages.to_string(),
+            "scan-writes" => self.scan_writes.to_string(),
             "alpha" => self.alpha.map(|a| a.to_string()).unwrap_or_default(),
             _ => unreachable!("unknown key {key}"),
         }
@@ -411,6 +423,7 @@ impl GenSpec {
                 scans: self.scans,
                 scan_length: self.scan_length,
                 scan_pages: self.scan_pages,
+                scan_writes: self.scan_writes,
                 seed: self.seed,
             })?),
         })
@@ -432,6 +445,7 @@ impl GenSpec {
             "scans" => self.scans = parse_count(key, value)?,
             "scan-length" => self.scan_length = parse_count(key, value)?,
             "scan-pages" => self.scan_pages = parse_count(key, value)?,
+            "scan-writes" => self.scan_writes = parse_bool(key, value)?,
             "alpha" => {
                 self.alpha =
                     Some(

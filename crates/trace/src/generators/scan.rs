@@ -11,13 +11,15 @@
 //!   (`scan_start + below(scan_pages − scan_length + 1)`, "clamped", never wrapping), so every
 //!   scan is exactly `scan_length` consecutive pages; `scan_length > scan_pages` is an error.
 //! * Scans are reads (the paper: "each scan contains a fixed number of read operations"); the
-//!   Zipf references use the write ratio.
+//!   Zipf references use the write ratio. With `scan_writes` the scans are sequential *write*
+//!   runs instead (not in the AD-LRU paper: files written whole among random metadata updates,
+//!   the desktop workloads of the REF paper's §V).
 //!
 //! The random stream is shared: Zipf references draw as in [`super::zipf`], a scan draws its
 //! start page when it begins.
 
 use crate::rng::PortableRng;
-use crate::{Request, TraceError, TraceSource};
+use crate::{AccessKind, Request, TraceError, TraceSource};
 
 use super::Locality;
 use super::zipf::ZipfTrace;
@@ -31,6 +33,7 @@ pub struct ScanMixTrace {
     scan_length: u64,
     scan_start: u64,
     scan_pages: u64,
+    scan_kind: AccessKind,
     /// Zipf references produced so far.
     zipf_done: u64,
     /// Scans started so far.
@@ -57,6 +60,8 @@ pub struct ScanMixParams {
     pub scan_length: u64,
     /// Size of the scan range `pages..pages + scan_pages` (the paper: 10,000).
     pub scan_pages: u64,
+    /// Scans write their pages instead of reading them.
+    pub scan_writes: bool,
     /// Seed.
     pub seed: u64,
 }
@@ -86,6 +91,7 @@ impl ScanMixTrace {
             scan_length: p.scan_length,
             scan_start: p.pages,
             scan_pages: p.scan_pages,
+            scan_kind: if p.scan_writes { AccessKind::Write } else { AccessKind::Read },
             zipf_done: 0,
             scans_done: 0,
             scan_next: 0,
@@ -110,7 +116,7 @@ impl TraceSource for ScanMixTrace {
         out.clear();
         while out.len() < max {
             if self.scan_left > 0 {
-                out.push(Request::read(self.scan_next));
+                out.push(Request { page: self.scan_next, kind: self.scan_kind, time_us: None });
                 self.scan_next += 1;
                 self.scan_left -= 1;
                 continue;

@@ -475,3 +475,24 @@ fn zipf_alpha_sets_the_exponent_directly() {
     assert!("zipf,alpha=-1".parse::<GenSpec>().is_err());
     assert!("self-similar,alpha=0.9".parse::<GenSpec>().is_err(), "alpha is a zipf key only");
 }
+
+#[test]
+fn scan_writes_turns_scans_into_sequential_write_runs() {
+    let reads = run("scan-mix,requests=1000,pages=100,scans=3,scan-length=20,scan-pages=500,write-ratio=0,seed=4");
+    let writes = run(
+        "scan-mix,requests=1000,pages=100,scans=3,scan-length=20,scan-pages=500,write-ratio=0,seed=4,scan-writes=true",
+    );
+    assert_eq!(reads.len(), writes.len());
+    let mut scan_pages = 0;
+    for (r, w) in reads.iter().zip(&writes) {
+        assert_eq!(r.page, w.page, "same pages, only the kind of scan requests changes");
+        if r.page >= 100 {
+            scan_pages += 1;
+            assert_eq!((r.kind, w.kind), (AccessKind::Read, AccessKind::Write));
+        } else {
+            assert_eq!((r.kind, w.kind), (AccessKind::Read, AccessKind::Read));
+        }
+    }
+    assert_eq!(scan_pages, 60);
+    assert!(spec("scan-mix,scan-writes=true").canonical().contains("scan-writes=true"));
+}
