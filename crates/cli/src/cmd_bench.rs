@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use clap::Args;
 use flashbuf_flash::{IdealConfig, IdealDevice};
-use flashbuf_sim::{RunOptions, WriteMiss};
+use flashbuf_sim::RunOptions;
 use flashbuf_trace::{Format, GenSpec, ReadOptions, TraceSpec, create_writer};
 
 use crate::args::parse_policies;
@@ -64,8 +64,7 @@ pub fn run(a: BenchArgs) -> Result<()> {
         for _ in 0..a.repeat.max(1) {
             let mut opened = spec.open(&opts)?;
             let device = IdealDevice::new(IdealConfig::default())?;
-            let options =
-                RunOptions { frames: a.buffer, write_miss: WriteMiss::Fetch, pages_hint: 0, check_every: None };
+            let options = RunOptions::new(a.buffer);
             let out = flashbuf_sim::run(policy, device, opened.source.as_mut(), &options, &mut |_| {})?;
             let rate = out.counters.requests as f64 / out.elapsed_s;
             if best.as_ref().is_none_or(|(r, _)| rate > *r) {

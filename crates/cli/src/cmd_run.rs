@@ -54,6 +54,10 @@ pub struct RunArgs {
     /// debugging policies).
     #[arg(long)]
     check: bool,
+    /// Do not write back the dirty pages left at the end of the trace (the final flush is
+    /// counted by default, as in the AD-LRU paper).
+    #[arg(long)]
+    no_final_flush: bool,
     /// No progress bar and no format detection messages.
     #[arg(short, long)]
     quiet: bool,
@@ -124,7 +128,7 @@ pub fn run(a: RunArgs) -> Result<()> {
                 if first_error.lock().unwrap().is_some() {
                     return None;
                 }
-                match run_job(job, &opts, write_miss, a.check, &bar) {
+                match run_job(job, &opts, write_miss, a.check, !a.no_final_flush, &bar) {
                     Ok(row) => Some(row),
                     Err(e) => {
                         first_error.lock().unwrap().get_or_insert(e);
@@ -167,6 +171,7 @@ fn run_job(
     opts: &flashbuf_trace::ReadOptions,
     write_miss: WriteMiss,
     check: bool,
+    final_flush: bool,
     bar: &indicatif::ProgressBar,
 ) -> Result<ResultRow> {
     let spec = RunSpec {
@@ -180,6 +185,7 @@ fn run_job(
         logical_pages: job.logical_pages,
         write_miss,
         check_every: check.then_some(1),
+        final_flush,
     };
     Ok(flashbuf_sim::execute(&spec, &mut |n| bar.inc(n))?)
 }

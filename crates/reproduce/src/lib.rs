@@ -10,6 +10,7 @@
 
 pub mod adlru;
 mod exp;
+pub mod ref_paper;
 pub mod report;
 pub mod runner;
 
@@ -25,16 +26,19 @@ pub use runner::{Ctx, Progress, Silent};
 pub enum Paper {
     /// Jin, Ou, Härder, Li: AD-LRU.
     Adlru,
+    /// Seo & Shin: REF and BP-REF.
+    Ref,
 }
 
 impl Paper {
     /// Every paper, in report order.
-    pub const ALL: [Paper; 1] = [Paper::Adlru];
+    pub const ALL: [Paper; 2] = [Paper::Adlru, Paper::Ref];
 
     /// The command-line name, also the output sub-directory.
     pub fn name(self) -> &'static str {
         match self {
             Paper::Adlru => "adlru",
+            Paper::Ref => "ref",
         }
     }
 }
@@ -68,6 +72,7 @@ pub fn reproduce(paper: Paper, opts: &Options) -> Result<Report> {
     let ctx = Ctx { out: out.clone(), quick: opts.quick, traces_dir: opts.traces_dir.clone(), progress: opts.progress };
     let report = match paper {
         Paper::Adlru => adlru::reproduce(&ctx)?,
+        Paper::Ref => ref_paper::reproduce(&ctx)?,
     };
     write_report(&out.join("REPORT.md"), &report)?;
     Ok(report)

@@ -33,6 +33,8 @@ pub struct RunSpec {
     pub write_miss: WriteMiss,
     /// Check every invariant after every `n` requests (debugging).
     pub check_every: Option<u64>,
+    /// Write back the dirty pages left at the end (default true).
+    pub final_flush: bool,
 }
 
 /// Why a run could not be executed.
@@ -88,6 +90,7 @@ impl RunSpec {
             logical_pages: trace_pages.max(1),
             write_miss: WriteMiss::Fetch,
             check_every: None,
+            final_flush: true,
         }
     }
 }
@@ -107,6 +110,7 @@ pub fn execute(spec: &RunSpec, progress: &mut dyn FnMut(u64)) -> Result<ResultRo
         write_miss: spec.write_miss,
         pages_hint: spec.trace_pages,
         check_every: spec.check_every,
+        final_flush: spec.final_flush,
     };
     let out = run(&spec.policy, device, opened.source.as_mut(), &options, progress).map_err(|source| {
         JobError::Run { policy: spec.policy.label(), trace: spec.trace_label.clone(), frames: spec.frames, source }

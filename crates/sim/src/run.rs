@@ -37,12 +37,15 @@ pub struct RunOptions {
     pub pages_hint: u64,
     /// Check every invariant of buffer, policy and device after every `n` requests (tests).
     pub check_every: Option<u64>,
+    /// Write back the dirty pages left at the end of the trace (default true: the AD-LRU paper
+    /// counts them; the REF paper measures only the trace period).
+    pub final_flush: bool,
 }
 
 impl RunOptions {
     /// Defaults for a buffer of `frames` frames.
     pub fn new(frames: usize) -> Self {
-        RunOptions { frames, write_miss: WriteMiss::Fetch, pages_hint: 0, check_every: None }
+        RunOptions { frames, write_miss: WriteMiss::Fetch, pages_hint: 0, check_every: None, final_flush: true }
     }
 }
 
@@ -135,7 +138,9 @@ impl<D: Device> PolicyVisitor for Drive<'_, D> {
                 (self.progress)(batch.len() as u64);
             }
         }
-        buffer.flush()?;
+        if o.final_flush {
+            buffer.flush()?;
+        }
         if check != u64::MAX {
             buffer.check_invariants().map_err(SimError::Config)?;
         }
