@@ -3,6 +3,7 @@
 
 mod args;
 mod cmd_bench;
+mod cmd_gather;
 mod cmd_gen;
 mod cmd_list;
 mod cmd_run;
@@ -38,6 +39,8 @@ enum Command {
     List,
     /// Measure simulator throughput in requests per second.
     Bench(cmd_bench::BenchArgs),
+    /// The FTL-independent write-gathering layer: probe cost(d), model, benchmark.
+    Gather(cmd_gather::GatherArgs),
 }
 
 fn main() -> ExitCode {
@@ -48,6 +51,7 @@ fn main() -> ExitCode {
         Command::Stats(a) => cmd_stats::run(a),
         Command::List => cmd_list::run(),
         Command::Bench(a) => cmd_bench::run(a),
+        Command::Gather(a) => cmd_gather::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -8,7 +8,11 @@
 //!   list, as a balanced tree), to compare with the hierarchical bitmap;
 //! * `store/mem`: [`GatherStore`] over a [`MemStore`] with 4 KiB sectors (header, CRC32C over
 //!   the sector, copies);
-//! * `direct/ideal`: the ideal device alone, the floor.
+//! * `direct/ideal`: the ideal device alone, the floor (stream generation included in all).
+//!
+//! Every layer is first driven to its steady state (`FLASHBUF_BENCH_WARMUP_PASSES` passes over
+//! its physical sectors, default 2: from the initial placement, the first |P| writes are
+//! sequential and unrepresentative).
 //!
 //! `cargo bench -p flashbuf-flash --bench gather` (time per configuration:
 //! `FLASHBUF_BENCH_SECS`, default 1).
@@ -20,8 +24,17 @@ use std::time::{Duration, Instant};
 use flashbuf_flash::{
     Device, Gather, GatherConfig, GatherStore, IdealConfig, IdealDevice, MemStore, PageStore, PoolSize,
 };
-use rand::{RngExt, SeedableRng};
-use rand_chacha::ChaCha8Rng;
+
+/// The `i`-th logical sector of a uniform stream over `0..l`: SplitMix64 of the counter, reduced
+/// by multiplication (a few ns, no table to repeat or to miss in cache).
+#[inline]
+fn pick(i: usize, l: u64) -> u64 {
+    let mut z = (i as u64).wrapping_add(0x9E37_79B9_7F4A_7C15).wrapping_mul(0x9E37_79B9_7F4A_7C15 | 1);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^= z >> 31;
+    ((z as u128 * l as u128) >> 64) as u64
+}
 
 fn env_u64(name: &str, default: u64) -> u64 {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
@@ -86,17 +99,15 @@ impl TreeGather {
 
 fn main() {
     let budget = Duration::from_secs(env_u64("FLASHBUF_BENCH_SECS", 1));
-    let mut rng = ChaCha8Rng::seed_from_u64(42);
+    let passes = env_u64("FLASHBUF_BENCH_WARMUP_PASSES", 2);
     println!("uniform random logical sector writes, after one warm-up batch; ns/op is wall-clock");
     println!("{:<44} {:>10} {:>10} {:>8}", "configuration", "M writes/s", "M/CPU-s", "ns/op");
 
     let ideal = |pages| IdealDevice::new(IdealConfig { logical_pages: pages, ..Default::default() }).unwrap();
-    for l in [100_000u64, 1_000_000, 16_000_000] {
-        let sectors: Vec<u32> = (0..1 << 22).map(|_| rng.random_range(0..l) as u32).collect();
-        let mask = sectors.len() - 1;
+    for l in [100_000u64, 1_000_000, 4_000_000] {
         let mut dev = ideal(l);
         measure(&format!("direct/ideal L={l}"), budget, |i| {
-            black_box(dev.write(sectors[i & mask] as u64).unwrap());
+            black_box(dev.write(pick(i, l)).unwrap());
         });
         for pool in [PoolSize::Sectors(1), PoolSize::Percent(5.0), PoolSize::Percent(50.0), PoolSize::Percent(300.0)] {
             let cfg = GatherConfig::new(l, pool);
@@ -105,30 +116,36 @@ fn main() {
                 continue;
             }
             let mut g = Gather::new(ideal(f), &cfg).unwrap();
+            let mut t = TreeGather::new(l as u32, f as u32);
+            for i in 0..(passes * f) as usize {
+                g.write(pick(i, l)).unwrap();
+                t.write(pick(i, l) as u32);
+            }
+            g.reset_gather_stats();
             measure(&format!("gather/ideal L={l} pool={pool}"), budget, |i| {
-                black_box(g.write(sectors[i & mask] as u64).unwrap());
+                black_box(g.write(pick(i, l)).unwrap());
             });
             println!("{:<44} mean distance {:.2}", "", g.gather_stats().mean_distance());
-            let mut t = TreeGather::new(l as u32, f as u32);
             measure(&format!("btreeset L={l} pool={pool}"), budget, |i| {
-                black_box(t.write(sectors[i & mask]));
+                black_box(t.write(pick(i, l) as u32));
             });
         }
     }
 
     let l = 65_536u64;
-    let sectors: Vec<u32> = (0..1 << 20).map(|_| rng.random_range(0..l) as u32).collect();
-    let mask = sectors.len() - 1;
     for pool in [PoolSize::Percent(5.0), PoolSize::Percent(50.0)] {
         let f = l + pool.sectors(l).unwrap();
         let mut s = GatherStore::format(MemStore::new(4096, f), l, pool).unwrap();
         let mut buf = vec![0xA5u8; s.page_size()];
+        for i in 0..(passes * f) as usize {
+            s.write_page(pick(i, l), &buf).unwrap();
+        }
         measure(&format!("store/mem 4 KiB L={l} pool={pool} write"), budget, |i| {
             buf[0] = i as u8;
-            black_box(s.write_page(sectors[i & mask] as u64, &buf).unwrap());
+            black_box(s.write_page(pick(i, l), &buf).unwrap());
         });
         measure(&format!("store/mem 4 KiB L={l} pool={pool} read"), budget, |i| {
-            black_box(s.read_page(sectors[i & mask] as u64, &mut buf).unwrap());
+            black_box(s.read_page(pick(i, l), &mut buf).unwrap());
         });
     }
 }

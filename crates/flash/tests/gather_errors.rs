@@ -72,7 +72,7 @@ fn probe_refuses_directories_unwritable_paths_and_foreign_files() {
     assert!(open_probe_file(&opts(&plain.join("probe"))).is_err());
     // A file the probe did not create is refused without force, and left alone.
     let m = io_message(open_probe_file(&opts(&plain)).err().unwrap());
-    assert!(m.contains("refusing") && m.contains("--force"), "{m}");
+    assert!(m.contains("refusing") && m.contains("unless forced"), "{m}");
     assert_eq!(std::fs::read(&plain).unwrap(), b"precious data");
     // With force, a foreign file is never resized: its size must be a whole number of sectors.
     let mut o = opts(&plain);

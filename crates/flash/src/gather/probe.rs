@@ -359,7 +359,7 @@ pub fn open_probe_file(opts: &ProbeFileOptions) -> Result<ProbeFile, StoreError>
                     path,
                     io::ErrorKind::AlreadyExists,
                     "exists and was not created by the flashbuf probe (no marker in its first sector); refusing to \
-                     write to it without --force"
+                     write to it unless forced"
                         .into(),
                 ));
             }
