@@ -229,6 +229,21 @@ fn many_seeds_small_geometries() {
     assert!(torn > 100 && visible > 10, "torn {torn}, visible {visible}");
 }
 
+/// A long soak over larger geometries:
+/// `cargo test -p flashbuf-flash --test gather_crash -- --ignored`.
+#[test]
+#[ignore]
+fn soak_crash_cycles() {
+    let mut rng = ChaCha8Rng::seed_from_u64(11);
+    for case in 0..20_000 {
+        let l = rng.random_range(1..200);
+        let pool = rng.random_range(1..300);
+        let cycles: Vec<(u64, usize)> =
+            (0..rng.random_range(1..10)).map(|_| (rng.random_range(0..2000), rng.random_range(0..=SECTOR))).collect();
+        run_case(l, pool, 1000 + case, &cycles);
+    }
+}
+
 fn formatted(l: u64, pool: u64, writes: u64) -> (MemStore, HashMap<u64, u64>) {
     let mut g = GatherStore::format(MemStore::new(SECTOR, l + pool), l, PoolSize::Sectors(pool)).unwrap();
     let mut acked = HashMap::new();
@@ -429,4 +444,36 @@ fn recovery_over_a_window_of_a_larger_store() {
     let mut buf = vec![0u8; SECTOR - 32];
     r.read_page(4, &mut buf).unwrap();
     assert_eq!(buf, payload(1));
+}
+
+/// The layer over a real file: written, closed without any shutdown step, reopened and
+/// recovered from the headers alone.
+#[test]
+fn recovery_from_a_real_file() {
+    use flashbuf_flash::{FileOptions, FileStore};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("gather.db");
+    let opts = FileOptions { direct: true, sync_each_write: false };
+    let file = FileStore::create(&path, 4096, 300, false, opts).unwrap();
+    let mut g = GatherStore::format(file, 200, PoolSize::Percent(50.0)).unwrap();
+    assert_eq!(g.page_size(), 4064);
+    let mut model = HashMap::new();
+    let mut rng = ChaCha8Rng::seed_from_u64(3);
+    let mut buf = vec![0u8; 4064];
+    for i in 0..2000u64 {
+        let l = rng.random_range(0..200);
+        buf.iter_mut().enumerate().for_each(|(j, b)| *b = (i as usize * 7 + j) as u8);
+        g.write_page(l, &buf).unwrap();
+        model.insert(l, i);
+    }
+    g.sync().unwrap();
+    drop(g);
+    let file = FileStore::open(&path, 4096, opts).unwrap();
+    let (mut r, report) = GatherStore::recover(file, RecoverMode::Strict).unwrap();
+    assert!(report.is_consistent() && report.torn.is_none(), "{report:?}");
+    assert_eq!((report.live, report.last_sequence), (200, 2000));
+    for (&l, &i) in &model {
+        r.read_page(l, &mut buf).unwrap();
+        assert!(buf.iter().enumerate().all(|(j, &b)| b == (i as usize * 7 + j) as u8), "logical {l}");
+    }
 }
