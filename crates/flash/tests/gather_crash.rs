@@ -306,9 +306,17 @@ fn a_damaged_live_sector_is_refused_then_salvaged_and_reported() {
             assert_eq!(buf, payload(s), "logical {l} untouched by the salvage");
         }
     }
-    // Salvage left a clean store.
-    let (_, again) = GatherStore::recover(g.into_inner(), RecoverMode::Strict).unwrap();
+    // Salvage left a clean store, which keeps working: the scrubbed sectors' sequence numbers
+    // are never reused, so later recoveries stay clean.
+    let scrub_seq = g.sequence();
+    let (mut g, again) = GatherStore::recover(g.into_inner(), RecoverMode::Strict).unwrap();
     assert!(again.is_consistent() && again.torn.is_none() && again.live == 20, "{again:?}");
+    assert_eq!(again.last_sequence, scrub_seq);
+    for i in 0..100 {
+        g.write_page(i % 20, &payload(10_000 + i)).unwrap();
+    }
+    let (_, again) = GatherStore::recover(g.into_inner(), RecoverMode::Strict).unwrap();
+    assert!(again.is_consistent() && again.torn.is_none(), "{again:?}");
 }
 
 /// The documented limit of the torn-write rule: damage to a live sector that lies exactly where
@@ -361,6 +369,21 @@ fn corruption_away_from_the_write_cursor_is_damage_not_a_torn_write() {
     // Two bad sectors, one at the target: damage.
     corrupt(&mut clean, other, 50);
     assert!(GatherStore::recover(clean, RecoverMode::Strict).is_err());
+
+    // Salvage of the damaged free sector only scrubs it (with a fresh sequence number above
+    // every live one); that number must never be reused by later writes.
+    let (g, report) = GatherStore::recover(store, RecoverMode::Salvage).unwrap();
+    assert_eq!((report.damaged.len(), report.missing.len(), report.zeroed.len()), (1, 0, 0));
+    let scrub_seq = g.sequence();
+    assert_eq!(scrub_seq, report.last_sequence + 1);
+    let (mut g, again) = GatherStore::recover(g.into_inner(), RecoverMode::Strict).unwrap();
+    assert_eq!(again.last_sequence, scrub_seq, "the scrubbed free sector's sequence counts");
+    assert_eq!(again.free, 1);
+    for i in 0..50 {
+        g.write_page(i % 30, &payload(20_000 + i)).unwrap();
+    }
+    let (_, again) = GatherStore::recover(g.into_inner(), RecoverMode::Strict).unwrap();
+    assert!(again.is_consistent() && again.torn.is_none(), "{again:?}");
 }
 
 #[test]

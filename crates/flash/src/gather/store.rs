@@ -74,6 +74,9 @@ pub const HEADER_BYTES: usize = 32;
 const MAGIC: [u8; 4] = *b"FBG1";
 /// Logical number of a free sector.
 const FREE: u32 = u32::MAX;
+/// Recovery's mark for a physical sector without a valid header (never a logical number: those
+/// are below |L| < |F| < 2³² − 1).
+const INVALID: u32 = u32::MAX - 1;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Header {
@@ -295,7 +298,7 @@ impl<S: PageStore> GatherStore<S> {
         let mut sector = vec![0u8; page_size];
         let mut limit = store.pages().min(u32::MAX as u64) as u32;
         let mut geometry: Option<(u32, u32)> = None;
-        // Per physical sector: (sequence, logical) of a valid header; faults aside.
+        // Per physical sector: (sequence, logical or FREE) of a valid header, INVALID otherwise.
         let mut valid: Vec<(u64, u32)> = Vec::new();
         let mut faults: Vec<SectorFault> = Vec::new();
         let mut p = 0u32;
@@ -333,7 +336,7 @@ impl<S: PageStore> GatherStore<S> {
                     });
                 }
                 limit = f;
-                valid = vec![(0, UNMAPPED); f as usize];
+                valid = vec![(0, INVALID); f as usize];
             }
             match verdict {
                 Ok(h) => valid[p as usize] = (h.seq, h.logical),
@@ -355,15 +358,15 @@ impl<S: PageStore> GatherStore<S> {
 
         // Non-zero sequence numbers must be unique.
         let mut by_seq: Vec<(u64, u32)> = (0..f)
-            .filter(|&p| valid[p as usize].1 != UNMAPPED && valid[p as usize].0 > 0)
+            .filter(|&p| valid[p as usize].1 != INVALID && valid[p as usize].0 > 0)
             .map(|p| (valid[p as usize].0, p))
             .collect();
         by_seq.sort_unstable();
         for w in by_seq.windows(2) {
             if w[0].0 == w[1].0 {
                 for &(seq, p) in w {
-                    if valid[p as usize].1 != UNMAPPED {
-                        valid[p as usize].1 = UNMAPPED;
+                    if valid[p as usize].1 != INVALID {
+                        valid[p as usize].1 = INVALID;
                         faults
                             .push(SectorFault { physical: p as u64, kind: SectorFaultKind::DuplicateSequence { seq } });
                     }
@@ -377,7 +380,7 @@ impl<S: PageStore> GatherStore<S> {
         let mut best: Vec<(u64, u32)> = vec![(0, UNMAPPED); l as usize];
         for p in 0..f {
             let (seq, logical) = valid[p as usize];
-            if logical == UNMAPPED {
+            if logical == INVALID {
                 continue; // a fault
             }
             report.last_sequence = report.last_sequence.max(seq);
@@ -722,6 +725,9 @@ mod tests {
             g.write_page(l, &payload(96, i as u64)).unwrap();
             g.check_invariants().unwrap();
         }
+        let fresh = GatherStore::format(MemStore::new(128, 20), 10, PoolSize::Sectors(5)).unwrap();
+        let (_, report) = GatherStore::recover(fresh.into_inner(), RecoverMode::Strict).unwrap();
+        assert_eq!((report.live, report.stale, report.free, report.last_written), (10, 0, 5, 9));
         let (mut r, report) = GatherStore::recover(g.into_inner(), RecoverMode::Strict).unwrap();
         assert!(report.is_consistent() && report.torn.is_none(), "{report:?}");
         // Sectors 10..15 took the five writes; the format copies of 0, 3, 9 and the first two
