@@ -3,6 +3,7 @@
 
 mod args;
 mod cmd_bench;
+mod cmd_gather;
 mod cmd_gen;
 mod cmd_list;
 mod cmd_reproduce;
@@ -41,6 +42,8 @@ enum Command {
     Bench(cmd_bench::BenchArgs),
     /// Re-run the papers' experiments and write reports beside their claims.
     Reproduce(cmd_reproduce::ReproduceArgs),
+    /// The FTL-independent write-gathering layer: probe cost(d), model, benchmark.
+    Gather(cmd_gather::GatherArgs),
 }
 
 fn main() -> ExitCode {
@@ -52,6 +55,7 @@ fn main() -> ExitCode {
         Command::List => cmd_list::run(),
         Command::Bench(a) => cmd_bench::run(a),
         Command::Reproduce(a) => cmd_reproduce::run(a),
+        Command::Gather(a) => cmd_gather::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
