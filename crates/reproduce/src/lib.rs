@@ -10,6 +10,7 @@
 
 pub mod adlru;
 mod exp;
+pub mod gather;
 pub mod ref_paper;
 pub mod report;
 pub mod runner;
@@ -28,17 +29,20 @@ pub enum Paper {
     Adlru,
     /// Seo & Shin: REF and BP-REF.
     Ref,
+    /// Chardin, Pasteur, Petit: the write-gathering layer.
+    Gather,
 }
 
 impl Paper {
     /// Every paper, in report order.
-    pub const ALL: [Paper; 2] = [Paper::Adlru, Paper::Ref];
+    pub const ALL: [Paper; 3] = [Paper::Adlru, Paper::Ref, Paper::Gather];
 
     /// The command-line name, also the output sub-directory.
     pub fn name(self) -> &'static str {
         match self {
             Paper::Adlru => "adlru",
             Paper::Ref => "ref",
+            Paper::Gather => "gather",
         }
     }
 }
@@ -73,6 +77,7 @@ pub fn reproduce(paper: Paper, opts: &Options) -> Result<Report> {
     let report = match paper {
         Paper::Adlru => adlru::reproduce(&ctx)?,
         Paper::Ref => ref_paper::reproduce(&ctx)?,
+        Paper::Gather => gather::reproduce(&ctx)?,
     };
     write_report(&out.join("REPORT.md"), &report)?;
     Ok(report)
