@@ -7,6 +7,7 @@ mod cmd_gen;
 mod cmd_list;
 mod cmd_run;
 mod cmd_stats;
+mod cmd_sweep;
 mod devices;
 mod output;
 mod progress;
@@ -39,6 +40,8 @@ enum Command {
     List,
     /// Measure simulator throughput in requests per second.
     Bench(cmd_bench::BenchArgs),
+    /// Run a parameter sweep described in a TOML file; results stream to CSV and JSON Lines.
+    Sweep(cmd_sweep::SweepArgs),
 }
 
 fn main() -> ExitCode {
@@ -49,6 +52,7 @@ fn main() -> ExitCode {
         Command::Stats(a) => cmd_stats::run(a),
         Command::List => cmd_list::run(),
         Command::Bench(a) => cmd_bench::run(a),
+        Command::Sweep(a) => cmd_sweep::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
