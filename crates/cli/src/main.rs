@@ -5,6 +5,7 @@ mod args;
 mod cmd_bench;
 mod cmd_gen;
 mod cmd_list;
+mod cmd_plot;
 mod cmd_run;
 mod cmd_stats;
 mod cmd_sweep;
@@ -42,6 +43,8 @@ enum Command {
     Bench(cmd_bench::BenchArgs),
     /// Run a parameter sweep described in a TOML file; results stream to CSV and JSON Lines.
     Sweep(cmd_sweep::SweepArgs),
+    /// Plot columns of a CSV file (sweep or run results, or any other) as SVG and PNG.
+    Plot(cmd_plot::PlotArgs),
 }
 
 fn main() -> ExitCode {
@@ -53,6 +56,7 @@ fn main() -> ExitCode {
         Command::List => cmd_list::run(),
         Command::Bench(a) => cmd_bench::run(a),
         Command::Sweep(a) => cmd_sweep::run(a),
+        Command::Plot(a) => cmd_plot::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
