@@ -46,7 +46,8 @@ use std::sync::Once;
 use plotters::coord::Shift;
 use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, Ranged};
 use plotters::prelude::*;
-use plotters::style::{FontStyle, register_font};
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+use plotters::style::{FontStyle, FontTransform, register_font};
 
 use crate::csvtable::{ColumnRef, CsvTable};
 use crate::raster::GlyphBitmap;
@@ -859,6 +860,44 @@ fn line_axes<DB: DrawingBackend>(
     Ok((x, y))
 }
 
+/// How the category labels of a bar chart are set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum CategoryLabels {
+    Row,
+    Staggered,
+    Upright,
+}
+
+/// A category as shown on the axis: whole numbers with thousands separators, others as given.
+fn category_text(c: &str) -> String {
+    match parse_num(c) {
+        Some(n) if n.fract() == 0.0 && n.abs() < 1e15 => format_tick(n, 1.0),
+        _ => c.to_string(),
+    }
+}
+
+/// `text`, shortened to at most `max_w` pixels by an ellipsis in the middle (labels often
+/// differ only at their ends: `uniform,...,seed=1` and `uniform,...,seed=2`).
+fn fit_text<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    text: &str,
+    size: f64,
+    max_w: u32,
+) -> DrawResult<String> {
+    if text_width(area, text, size)? <= max_w {
+        return Ok(text.to_string());
+    }
+    let chars: Vec<char> = text.chars().collect();
+    for n in (1..chars.len()).rev() {
+        let (head, tail) = (n.div_ceil(2), n / 2);
+        let t: String = chars[..head].iter().chain(['…'].iter()).chain(chars[chars.len() - tail..].iter()).collect();
+        if text_width(area, &t, size)? <= max_w {
+            return Ok(t);
+        }
+    }
+    Ok("…".to_string())
+}
+
 /// Draws the whole figure on `root`.
 fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &PlotData, spec: &PlotSpec) -> DrawResult<()> {
     let e = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
@@ -867,7 +906,7 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &PlotData, spec
     root.fill(&WHITE).map_err(e)?;
     let (w, h) = root.dim_in_pixel();
 
-    let mut top = (12.0 * s) as i32;
+    let mut top = ((12.0 * s) as i32).max((fonts.tick * 0.7) as i32 + 4);
     if let Some(title) = &spec.title {
         let tw = text_width(root, title, fonts.title)? as i32;
         root.draw_text(title, &style(fonts.title), ((w as i32 - tw) / 2, top)).map_err(e)?;
@@ -878,18 +917,19 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &PlotData, spec
     let with_legend = data.series.len() > 1;
     let sample_w = (34.0 * s) as i32;
     let mut legend_w = 0i32;
+    let mut legend_labels: Vec<String> = data.series.iter().map(|sd| sd.label.clone()).collect();
     if with_legend {
+        let chrome = sample_w + (24.0 * s) as i32;
+        let room = ((w as f64 * 0.45) as i32 - chrome).max(1) as u32;
         let mut widest = 0;
-        for sd in &data.series {
-            widest = widest.max(text_width(root, &sd.label, fonts.legend)?);
+        for l in &mut legend_labels {
+            *l = fit_text(root, l, fonts.legend, room)?;
+            widest = widest.max(text_width(root, l, fonts.legend)?);
         }
-        legend_w = sample_w + (8.0 * s) as i32 + widest as i32 + (16.0 * s) as i32;
-        legend_w = legend_w.min((w as f64 * 0.45) as i32);
+        legend_w = chrome + widest as i32;
     }
 
     let bar = spec.kind == ChartKind::Bar;
-    // Axis label areas: tick labels plus the axis description.
-    let x_area = (fonts.tick * 1.2 + fonts.label * 1.2 + 8.0 * s) as i32;
     let margin = (12.0 * s) as i32;
     let provisional_plot_w = w as f64 - legend_w as f64 - 2.0 * margin as f64 - 90.0 * s;
     let (xaxis, yaxis) = if bar {
@@ -910,6 +950,35 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &PlotData, spec
     }
     let y_area = (widest_y as f64 + fonts.label * 1.4 + 16.0 * s) as i32;
 
+    // Axis label area below the plot: tick labels plus the axis description. Category labels
+    // of bar charts go on one row if they fit their slots, on two staggered rows if they fit
+    // two, and upright (rotated) otherwise.
+    let tick_row = fonts.tick * 1.2;
+    let mut x_area = (tick_row + fonts.label * 1.2 + 8.0 * s) as i32;
+    let mut cat_labels: Vec<String> = data.categories.iter().map(|c| category_text(c)).collect();
+    let mut cat_mode = CategoryLabels::Row;
+    if bar && !cat_labels.is_empty() {
+        let plot_w = (w as i32 - legend_w - 2 * margin - y_area).max(1) as f64;
+        let slot = plot_w / cat_labels.len() as f64;
+        let mut widest = 0;
+        for c in &cat_labels {
+            widest = widest.max(text_width(root, c, fonts.tick)?);
+        }
+        let widest = widest as f64 + 6.0 * s;
+        if widest > 1.9 * slot {
+            cat_mode = CategoryLabels::Upright;
+            x_area = ((widest + fonts.label * 1.2 + 14.0 * s) as i32).min((h as f64 * 0.4) as i32);
+            // Labels longer than the area allows are shortened, with an ellipsis.
+            let room = (x_area as f64 - fonts.label * 1.2 - 14.0 * s).max(0.0) as u32;
+            for c in &mut cat_labels {
+                *c = fit_text(root, c, fonts.tick, room)?;
+            }
+        } else if widest > 0.95 * slot {
+            cat_mode = CategoryLabels::Staggered;
+            x_area += tick_row as i32;
+        }
+    }
+
     let (chart_area, legend_area) = root.split_horizontally(w as i32 - legend_w);
     let chart_area = chart_area.margin(top, margin, margin, margin);
     let mut chart = ChartBuilder::on(&chart_area)
@@ -918,21 +987,7 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &PlotData, spec
         .build_cartesian_2d(xaxis.clone(), yaxis.clone())
         .map_err(e)?;
 
-    let categories = data.categories.clone();
-    let xfmt = move |v: &f64| -> String {
-        if bar {
-            let i = v.round();
-            if i >= 0.0 && (i as usize) < categories.len() {
-                let c = &categories[i as usize];
-                return match parse_num(c) {
-                    Some(n) if n.fract() == 0.0 && n.abs() < 1e15 => format_tick(n, 1.0),
-                    _ => c.clone(),
-                };
-            }
-            return String::new();
-        }
-        format_tick(*v, xaxis.step)
-    };
+    let xfmt = move |v: &f64| -> String { if bar { String::new() } else { format_tick(*v, xaxis.step) } };
     let ystep = yaxis.step;
     let yfmt = move |v: &f64| format_tick(*v, ystep);
     let grid = RGBColor(222, 222, 222);
@@ -968,6 +1023,25 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &PlotData, spec
     ))
     .map_err(e)?;
 
+    if bar {
+        let y0 = py.end + (9.0 * s) as i32;
+        for (i, label) in cat_labels.iter().enumerate() {
+            let (cx, _) = chart.backend_coord(&(i as f64, yaxis.lo));
+            let (text_style, at) = match cat_mode {
+                CategoryLabels::Row => (style(fonts.tick).pos(Pos::new(HPos::Center, VPos::Top)), (cx, y0)),
+                CategoryLabels::Staggered => (
+                    style(fonts.tick).pos(Pos::new(HPos::Center, VPos::Top)),
+                    (cx, y0 + if i % 2 == 1 { tick_row as i32 } else { 0 }),
+                ),
+                CategoryLabels::Upright => (
+                    style(fonts.tick).transform(FontTransform::Rotate270).pos(Pos::new(HPos::Right, VPos::Center)),
+                    (cx, y0),
+                ),
+            };
+            root.draw_text(label, &text_style, at).map_err(e)?;
+        }
+    }
+
     let line_w = (2.0 * s).max(1.0) as u32;
     let r = 4.5 * s;
     if bar {
@@ -999,7 +1073,7 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &PlotData, spec
         let row_h = (fonts.legend * 1.55) as i32;
         let x0 = (6.0 * s) as i32;
         let mut y = py.start + (4.0 * s) as i32;
-        for (si, sd) in data.series.iter().enumerate() {
+        for (si, label) in legend_labels.iter().enumerate() {
             let cy = y + row_h / 2;
             if bar {
                 let half = (fonts.legend * 0.5) as i32;
@@ -1011,10 +1085,8 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &PlotData, spec
                     .map_err(e)?;
                 draw_marker(&legend_area, (x0 + sample_w / 2, cy), si, r, s).map_err(e)?;
             }
-            let text_y = cy - (fonts.legend * 0.5) as i32;
-            legend_area
-                .draw_text(&sd.label, &style(fonts.legend), (x0 + sample_w + (8.0 * s) as i32, text_y))
-                .map_err(e)?;
+            let text_style = style(fonts.legend).pos(Pos::new(HPos::Left, VPos::Center));
+            legend_area.draw_text(label, &text_style, (x0 + sample_w + (8.0 * s) as i32, cy)).map_err(e)?;
             y += row_h;
             if y + row_h > h as i32 {
                 break; // no room for more entries
