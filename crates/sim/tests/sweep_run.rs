@@ -270,3 +270,17 @@ fn relative_output_directories_follow_the_configuration() {
     .unwrap();
     assert_eq!(c.output.as_deref(), Some(Path::new("/abs")));
 }
+
+#[cfg(unix)]
+#[test]
+fn two_sweeps_never_write_into_one_directory_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = ResultFiles::open(dir.path(), OpenMode::New).unwrap();
+    match ResultFiles::open(dir.path(), OpenMode::Resume) {
+        Err(e @ SweepError::Busy { .. }) => assert!(e.to_string().contains("another sweep"), "{e}"),
+        other => panic!("expected Busy, got {other:?}"),
+    }
+    drop(first);
+    let again = ResultFiles::open(dir.path(), OpenMode::Resume).unwrap();
+    assert!(again.done().is_empty());
+}

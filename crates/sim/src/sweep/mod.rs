@@ -359,6 +359,12 @@ pub enum SweepError {
         /// The existing file.
         path: PathBuf,
     },
+    /// Another sweep is writing into the same directory.
+    #[error("{dir}: another sweep is writing its results here; wait for it or choose another output directory")]
+    Busy {
+        /// The output directory.
+        dir: PathBuf,
+    },
     /// An existing result file cannot be resumed.
     #[error("{path}:{line}: {message}")]
     Results {

@@ -12,6 +12,10 @@
 //!   The CSV header must be the one this version writes.
 //! * [`ResultFiles::finish`] rewrites both files in plan order, atomically (a temporary file
 //!   renamed over the old one).
+//! * Two sweeps writing into one directory at the same time would interleave their lines, so
+//!   the files are opened under an exclusive advisory lock (`flock` on `.results.lock` in the
+//!   directory, on Unix; the operating system releases it when the process ends, even when it
+//!   is killed). A second sweep fails at once with [`SweepError::Busy`].
 
 use std::collections::{HashMap, HashSet};
 use std::fs::{File, OpenOptions};
@@ -39,6 +43,8 @@ pub enum OpenMode {
 /// The two streaming result files of a sweep.
 #[derive(Debug)]
 pub struct ResultFiles {
+    /// Held for the lifetime of the files (see the module documentation).
+    _lock: File,
     dir: PathBuf,
     csv_path: PathBuf,
     jsonl_path: PathBuf,
@@ -177,6 +183,26 @@ fn read_jsonl(path: &Path) -> Result<Option<JsonRows>, SweepError> {
     Ok(Some(JsonRows { rows, cut }))
 }
 
+/// Takes the exclusive lock of the result directory, or fails with [`SweepError::Busy`].
+fn lock_dir(dir: &Path) -> Result<File, SweepError> {
+    let path = dir.join(".results.lock");
+    let file = OpenOptions::new().create(true).truncate(false).write(true).open(&path).map_err(io(&path))?;
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsRawFd;
+        // SAFETY: flock on a file descriptor this function owns; no memory is involved.
+        let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+        if rc != 0 {
+            let e = std::io::Error::last_os_error();
+            return Err(match e.raw_os_error() {
+                Some(libc::EWOULDBLOCK) => SweepError::Busy { dir: dir.to_path_buf() },
+                _ => io(&path)(e),
+            });
+        }
+    }
+    Ok(file)
+}
+
 /// Writes `bytes` to `dest` through a temporary file in the same directory, renamed over it.
 fn write_atomic(dest: &Path, bytes: &[u8]) -> Result<(), SweepError> {
     let dir = dest.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
@@ -211,6 +237,7 @@ impl ResultFiles {
     pub fn open(dir: &Path, mode: OpenMode) -> Result<Self, SweepError> {
         Self::check(dir, mode)?;
         std::fs::create_dir_all(dir).map_err(io(dir))?;
+        let lock = lock_dir(dir)?;
         let csv_path = dir.join(Self::CSV);
         let jsonl_path = dir.join(Self::JSONL);
         let header = csv_header();
@@ -278,7 +305,7 @@ impl ResultFiles {
         if !csv_has_header {
             csv.write_all(&csv_line(&csv::StringRecord::from(header))).map_err(io(&csv_path))?;
         }
-        Ok(ResultFiles { dir: dir.to_path_buf(), csv_path, jsonl_path, csv, jsonl, done, dropped })
+        Ok(ResultFiles { _lock: lock, dir: dir.to_path_buf(), csv_path, jsonl_path, csv, jsonl, done, dropped })
     }
 
     /// The runs the files held when opened (complete in both files).
