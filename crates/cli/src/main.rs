@@ -6,9 +6,11 @@ mod cmd_bench;
 mod cmd_gather;
 mod cmd_gen;
 mod cmd_list;
+mod cmd_plot;
 mod cmd_reproduce;
 mod cmd_run;
 mod cmd_stats;
+mod cmd_sweep;
 mod devices;
 mod progress;
 mod traces;
@@ -44,6 +46,10 @@ enum Command {
     Reproduce(cmd_reproduce::ReproduceArgs),
     /// The FTL-independent write-gathering layer: probe cost(d), model, benchmark.
     Gather(cmd_gather::GatherArgs),
+    /// Run a parameter sweep described in a TOML file; results stream to CSV and JSON Lines.
+    Sweep(cmd_sweep::SweepArgs),
+    /// Plot columns of a CSV file (sweep or run results, or any other) as SVG and PNG.
+    Plot(cmd_plot::PlotArgs),
 }
 
 fn main() -> ExitCode {
@@ -56,6 +62,8 @@ fn main() -> ExitCode {
         Command::Bench(a) => cmd_bench::run(a),
         Command::Reproduce(a) => cmd_reproduce::run(a),
         Command::Gather(a) => cmd_gather::run(a),
+        Command::Sweep(a) => cmd_sweep::run(a),
+        Command::Plot(a) => cmd_plot::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

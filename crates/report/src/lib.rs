@@ -1,13 +1,21 @@
-//! Presenting flashbuf results: aligned text tables for people, CSV and JSON rows for tools.
+//! Presenting flashbuf results: aligned text tables for people, CSV and JSON rows for tools,
+//! and plots.
 //!
-//! Every output is built from [`flashbuf_sim::ResultRow`]s, the one flat record of a run.
+//! Tables, CSV and JSON are built from [`flashbuf_sim::ResultRow`]s, the one flat record of a
+//! run. Plots ([`plot`]) read any CSV file ([`CsvTable`]) — flashbuf's result files and other
+//! tools' alike — and draw SVG and PNG figures in the style of the papers.
 
 #![warn(missing_docs)]
 
+pub mod csvtable;
 mod output;
+pub mod plot;
+mod raster;
 mod table;
 
+pub use csvtable::CsvTable;
 pub use output::{OutputError, OutputFile};
+pub use plot::{PlotError, PlotSpec};
 pub use table::{Column, DEFAULT_COLUMNS, DEVICE_COLUMNS, format_table};
 
 use std::io::Write;

@@ -7,6 +7,8 @@
 //!   [`RunOutput`]; [`ResultRow`] flattens it for tables, CSV and JSON.
 //! * [`RunSpec`] and [`execute`] — a run described by value (trace, policy, buffer, device),
 //!   the unit of the CLI, sweeps and reproductions.
+//! * [`sweep`] — parameter sweeps: TOML configurations, the cross product of traces, policies,
+//!   buffer sizes and devices, run in parallel with results streamed to CSV and JSON Lines.
 //! * [`PageTable`] — page number → frame, direct-mapped for dense page ranges.
 
 #![warn(missing_docs)]
@@ -15,6 +17,7 @@ mod buffer;
 mod job;
 mod page_table;
 mod run;
+pub mod sweep;
 
 pub use buffer::{Buffer, Counters, SimError, WriteMiss};
 pub use job::{JobError, RunSpec, execute};
