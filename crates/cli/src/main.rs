@@ -3,6 +3,7 @@
 
 mod args;
 mod cmd_bench;
+mod cmd_engine;
 mod cmd_gen;
 mod cmd_list;
 mod cmd_run;
@@ -38,6 +39,8 @@ enum Command {
     List,
     /// Measure simulator throughput in requests per second.
     Bench(cmd_bench::BenchArgs),
+    /// The storage engine: run the CFDC transaction workload (`engine bench`).
+    Engine(cmd_engine::EngineArgs),
 }
 
 fn main() -> ExitCode {
@@ -48,6 +51,7 @@ fn main() -> ExitCode {
         Command::Stats(a) => cmd_stats::run(a),
         Command::List => cmd_list::run(),
         Command::Bench(a) => cmd_bench::run(a),
+        Command::Engine(a) => cmd_engine::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
