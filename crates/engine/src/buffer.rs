@@ -921,6 +921,11 @@ impl<S: PageStore, P: BufferPolicy> BufferManager<S, P> {
     /// Writes every dirty page (ascending page order, counted as `flush_writes`), then the file
     /// header, then syncs the store. Pages stay buffered (clean). Safe to call while other
     /// threads work: a page modified during the flush stays dirty or is written again.
+    ///
+    /// The policy is not told: policies learn dirtiness only from access kinds (the
+    /// [`Replacer`] contract), so after a checkpoint a policy may still treat a flushed page as
+    /// dirty until it leaves the buffer (its eviction then writes nothing). The simulator's final
+    /// flush behaves the same way.
     pub fn flush_all(&self) -> Result<(), BufferError> {
         let _one_flush_at_a_time = self.flush_lock.lock().unwrap_or_else(|e| e.into_inner());
         let mut dirty: Vec<(u64, FrameId)> = {

@@ -26,7 +26,7 @@
 //! use flashbuf_policy::{AnyPolicy, PolicyConfig};
 //!
 //! let (file, header) = PageFile::create(MemStore::new(4096, 1000))?;
-//! let policy = AnyPolicy::new(16, &"cfdc".parse::<PolicyConfig>().unwrap_or_else(|_| "lru".parse().unwrap()));
+//! let policy = AnyPolicy::new(16, &"cflru:w=0.5".parse::<PolicyConfig>()?);
 //! let bm = BufferManager::new(file, header, policy, 16)?;
 //! let tree = BTree::create(bm, 8)?;
 //! tree.insert(7, b"seven...")?;

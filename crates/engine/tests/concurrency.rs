@@ -225,6 +225,23 @@ fn concurrent_inserts_updates_and_scans_lose_nothing() {
     disjoint_writers("bypass".into(), Mono(BypassFifth::new(16, &NoParams)), 16);
 }
 
+/// A longer soak of both concurrency tests over several seeds and buffer sizes (run with
+/// `cargo test -p flashbuf-engine --test concurrency -- --ignored`).
+#[test]
+#[ignore]
+fn soak() {
+    for round in 0..20u64 {
+        for spec in ["lru", "cflru", "cfdc", "fab:ppb=4", "bp-ref:ppb=4,pad=0", "ref:ppb=4,vw=1"] {
+            let Ok(policy) = spec.parse::<PolicyConfig>() else { continue };
+            let frames = 12 + (round as usize % 3) * 8;
+            workload_run(format!("soak {round} {spec}"), AnyPolicy::new(frames, &policy), frames);
+            disjoint_writers(format!("soak {round} {spec}"), AnyPolicy::new(frames, &policy), frames);
+        }
+        workload_run(format!("soak {round} padding"), Mono(BlockPadLru::new(12, &NoParams)), 12);
+        disjoint_writers(format!("soak {round} bypass"), Mono(BypassFifth::new(12, &NoParams)), 12);
+    }
+}
+
 #[test]
 fn the_watchdog_reports_a_hang() {
     // The watchdog itself must work: a closure that never finishes in time is reported.
