@@ -70,9 +70,13 @@ fn workload_run<P: BufferPolicy + 'static>(label: String, policy: P, frames: usi
         let checks = AtomicUsize::new(0);
         std::thread::scope(|s| {
             s.spawn(|| {
-                while !done.load(Ordering::Acquire) {
+                // At least one check, then as many as fit while the workers run.
+                loop {
                     tree.buffer().check_invariants().unwrap_or_else(|e| panic!("{label}: {e}"));
                     checks.fetch_add(1, Ordering::Relaxed);
+                    if done.load(Ordering::Acquire) {
+                        break;
+                    }
                     std::thread::yield_now();
                 }
             });
