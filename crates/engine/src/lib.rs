@@ -15,7 +15,7 @@
 //! * [`workload`] — the CFDC paper's transaction workload (§4.2: point and range queries and
 //!   updates over one million records, 80–20 self-similar keys) and its measurements
 //!   (transactions per second, page flushes, cost per flush), as a library function returning a
-//!   serialisable [`WorkloadResult`](workload::WorkloadResult); [`store`] builds the store a run
+//!   serialisable [`WorkloadResult`]; [`store`] builds the store a run
 //!   uses; [`report`] prints results as a table, CSV or JSON.
 //!
 //! ```
