@@ -3,6 +3,7 @@
 
 mod args;
 mod cmd_bench;
+mod cmd_engine;
 mod cmd_gather;
 mod cmd_gen;
 mod cmd_list;
@@ -50,6 +51,8 @@ enum Command {
     Sweep(cmd_sweep::SweepArgs),
     /// Plot columns of a CSV file (sweep or run results, or any other) as SVG and PNG.
     Plot(cmd_plot::PlotArgs),
+    /// The storage engine: run the CFDC transaction workload (`engine bench`).
+    Engine(cmd_engine::EngineArgs),
 }
 
 fn main() -> ExitCode {
@@ -64,6 +67,7 @@ fn main() -> ExitCode {
         Command::Gather(a) => cmd_gather::run(a),
         Command::Sweep(a) => cmd_sweep::run(a),
         Command::Plot(a) => cmd_plot::run(a),
+        Command::Engine(a) => cmd_engine::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,1327 @@
+//! The buffer manager: frames over a [`PageFile`], a page table, pins, latches, dirty
+//! tracking, write-back, statistics, and any flashbuf replacement policy.
+//!
+//! The policy is the simulator's own: anything implementing [`Replacer`] (wrapped in [`Mono`])
+//! or an [`AnyPolicy`] built from a [`PolicyConfig`](flashbuf_policy::PolicyConfig). The call
+//! sequence is the simulator's (`flashbuf_sim::Buffer`): a hit calls `on_hit`; a miss with no
+//! free frame calls `victims` (with a [`Pins`] view: a pinned frame is never a victim), performs
+//! the block padding and write-backs it asks for, then fetches the page and calls `on_insert`;
+//! a bypass serves the page from the device without buffering it. Run single-threaded, the
+//! engine makes exactly the simulator's decisions on the reference string it records
+//! ([`BufferManager::start_recording`]); a test replays such a trace through the simulator and
+//! compares every counter.
+//!
+//! # Metrics (the simulator's definitions)
+//!
+//! * `requests` = fixes (each [`read`](BufferManager::read), [`write`](BufferManager::write) or
+//!   [`new_page`](BufferManager::new_page)); `hit_ratio` = hits / requests.
+//! * `page_reads` = demand fetches + padding reads. A new page is a miss without a fetch
+//!   (`allocations`).
+//! * `page_writes` ("page flushes") = dirty victims written back + padding writes + pages written
+//!   through on a bypass + dirty pages written by [`flush_all`](BufferManager::flush_all)
+//!   (the final flush of a run, a checkpoint, or `close`).
+//! * `write_time_ns` = the store's time for those writes (simulated device time on a
+//!   [`SimStore`](flashbuf_flash::SimStore), measured wall time on a
+//!   [`FileStore`](flashbuf_flash::FileStore)); `avg_write_ns` = `write_time_ns / page_writes`,
+//!   the CFDC paper's "cost of a page flush" (Fig. 6).
+//!
+//! # Latching protocol
+//!
+//! * **The pool lock** (one `Mutex`) protects the page table, the policy, the per-frame
+//!   metadata (page, dirty bit, in-use), the free list, the per-page version and busy arrays,
+//!   the counters and the trace recorder. Every fix takes it once; it is never held across I/O
+//!   and never held while *blocking* on anything else.
+//! * **Pins** are per-frame atomic counters. A fix increments the pin count under the pool lock;
+//!   a guard's drop decrements it without the lock. The policy sees them through [`Pins`]: a
+//!   frame with a non-zero count is never chosen as a victim.
+//! * **Frame latches** (a `RwLock` per frame) protect the frame's bytes: a read guard holds it
+//!   shared, a write guard exclusive. A thread takes a frame's latch only while it holds a pin
+//!   on that frame and releases the latch before the pin, so *an unpinned frame's latch is
+//!   free*. The pool lock therefore only ever `try_`-locks latches of unpinned frames (to copy a
+//!   victim's bytes, or to take the write latch of a frame it is about to load into), which
+//!   cannot block.
+//! * **The file lock** (a `Mutex` around the [`PageFile`]) serialises store operations (the
+//!   [`PageStore`] contract takes `&mut self`). It is innermost: nothing is acquired while it
+//!   is held.
+//! * **Miss.** Under the pool lock: choose victims; copy the bytes of each victim that must be
+//!   written into a write-back buffer, mark that page *busy*, remove it from the table and free
+//!   its frame; take a free frame, enter the new page in the table (pinned, the frame's write
+//!   latch taken) and tell the policy. Then, outside the pool lock: the padding and write-backs,
+//!   then the fetch into the frame, under the file lock. Then under the pool lock again: clear
+//!   the busy marks (waking waiters), record times. Then the latch is released (or, for a
+//!   write fix, handed to the caller's guard).
+//! * **A miss on a page another thread is loading** finds the page in the table: it is a hit,
+//!   the thread pins the frame and blocks on the frame's latch, which the loader holds until the
+//!   page is in memory. If the load failed, the frame is marked invalid, every waiter gets
+//!   [`BufferError::LoadFailed`], and the last unpin returns the frame to the free list.
+//! * **A miss on a busy page** (being written back after its eviction, or held by a bypass
+//!   guard) waits on a condition variable until the write is done, then retries: it never reads
+//!   a stale version from the store.
+//! * **Lock order**: frame latch → pool lock → file lock (latches are only `try_`-locked under
+//!   the pool lock). Condition waits release the pool lock. A thread that holds page latches
+//!   while fixing another page must take them in an order consistent with every other thread
+//!   (the B+-tree holds at most one contended latch at a time); a busy page counts as an
+//!   exclusive latch for this rule. Under these rules the buffer manager cannot deadlock.
+//! * **No free frame** because every candidate is pinned: the fix waits (polling the pool every
+//!   millisecond) for up to [`PIN_WAIT_MS`] milliseconds, then fails with
+//!   [`EvictError::AllPinned`]; a buffer too small for its users is an error, not a hang.
+//!
+//! # Durability and faults
+//!
+//! [`flush_all`](BufferManager::flush_all) writes every dirty page in ascending page order,
+//! then the file header, then syncs; [`close`](BufferManager::close) does so and returns the
+//! page file, so a clean shutdown loses nothing. Dropping the manager without `close` flushes on
+//! a best-effort basis (errors cannot be reported from `drop`). A failed write-back is fatal:
+//! the evicted bytes are gone from the buffer, so the manager stops and every later call returns
+//! [`BufferError::Failed`]. A page that fails its checks on fetch is an error naming the page,
+//! never data. The manager remembers the version it last wrote or read for every page and
+//! reports a page that comes back with another version (a lost or misdirected write).
+
+use std::ops::{Deref, DerefMut};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Condvar, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::time::{Duration, Instant};
+
+use flashbuf_flash::{DeviceStats, PageStore};
+use flashbuf_policy::{Access, AccessKind, AnyPolicy, EvictError, Evictions, FrameId, NIL, Pins, Replacer};
+use flashbuf_trace::{Request, TraceError, TraceWriter};
+use serde::Serialize;
+
+use crate::page::{APP_BYTES, FileHeader, PAGE_HEADER_BYTES, PageFile, PageFileError};
+
+/// How long a fix waits for a frame to become unpinned before failing, in milliseconds.
+pub const PIN_WAIT_MS: u64 = 10_000;
+
+/// Requests buffered before they are handed to the trace writer.
+const TRACE_BATCH: usize = 4096;
+
+/// The policy interface the buffer manager drives: [`Replacer`]'s methods, object-safe and
+/// implemented once for [`AnyPolicy`] (run-time choice) and once for any [`Replacer`] through
+/// [`Mono`] (compile-time choice, e.g. a policy of one's own).
+pub trait BufferPolicy: Send {
+    /// See [`Replacer::on_hit`].
+    fn on_hit(&mut self, frame: FrameId, access: &Access);
+    /// See [`Replacer::on_insert`].
+    fn on_insert(&mut self, frame: FrameId, access: &Access);
+    /// See [`Replacer::victims`].
+    fn victims(&mut self, incoming: &Access, pins: &PinCounts<'_>, out: &mut Evictions) -> Result<(), EvictError>;
+    /// See [`Replacer::remove`].
+    fn remove(&mut self, frame: FrameId);
+    /// See [`Replacer::len`].
+    fn len(&self) -> usize;
+    /// `true` when no frame is tracked.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// See [`Replacer::is_dirty`].
+    fn is_dirty(&self, frame: FrameId) -> Option<bool>;
+    /// See [`Replacer::check_invariants`].
+    fn check_invariants(&self) -> Result<(), String>;
+    /// Whether the policy needs to know the future (such policies cannot run in an engine).
+    fn needs_future(&self) -> bool;
+}
+
+impl BufferPolicy for AnyPolicy {
+    #[inline]
+    fn on_hit(&mut self, frame: FrameId, access: &Access) {
+        AnyPolicy::on_hit(self, frame, access)
+    }
+    #[inline]
+    fn on_insert(&mut self, frame: FrameId, access: &Access) {
+        AnyPolicy::on_insert(self, frame, access)
+    }
+    #[inline]
+    fn victims(&mut self, incoming: &Access, pins: &PinCounts<'_>, out: &mut Evictions) -> Result<(), EvictError> {
+        AnyPolicy::victims(self, incoming, pins, out)
+    }
+    fn remove(&mut self, frame: FrameId) {
+        AnyPolicy::remove(self, frame)
+    }
+    fn len(&self) -> usize {
+        AnyPolicy::len(self)
+    }
+    fn is_dirty(&self, frame: FrameId) -> Option<bool> {
+        AnyPolicy::is_dirty(self, frame)
+    }
+    fn check_invariants(&self) -> Result<(), String> {
+        AnyPolicy::check_invariants(self)
+    }
+    fn needs_future(&self) -> bool {
+        AnyPolicy::needs_future(self)
+    }
+}
+
+/// A [`Replacer`] used directly (monomorphised) by the buffer manager.
+pub struct Mono<R>(pub R);
+
+impl<R: Replacer + Send> BufferPolicy for Mono<R> {
+    #[inline]
+    fn on_hit(&mut self, frame: FrameId, access: &Access) {
+        self.0.on_hit(frame, access)
+    }
+    #[inline]
+    fn on_insert(&mut self, frame: FrameId, access: &Access) {
+        self.0.on_insert(frame, access)
+    }
+    #[inline]
+    fn victims(&mut self, incoming: &Access, pins: &PinCounts<'_>, out: &mut Evictions) -> Result<(), EvictError> {
+        self.0.victims(incoming, pins, out)
+    }
+    fn remove(&mut self, frame: FrameId) {
+        self.0.remove(frame)
+    }
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+    fn is_dirty(&self, frame: FrameId) -> Option<bool> {
+        self.0.is_dirty(frame)
+    }
+    fn check_invariants(&self) -> Result<(), String> {
+        self.0.check_invariants()
+    }
+    fn needs_future(&self) -> bool {
+        R::NEEDS_FUTURE
+    }
+}
+
+/// The frames' pin counts as the policy sees them.
+pub struct PinCounts<'a>(&'a [Frame]);
+
+impl Pins for PinCounts<'_> {
+    #[inline]
+    fn is_pinned(&self, frame: FrameId) -> bool {
+        self.0[frame as usize].pins.load(Ordering::Acquire) > 0
+    }
+}
+
+/// What the buffer manager can report as going wrong.
+#[derive(Debug, thiserror::Error)]
+pub enum BufferError {
+    /// The page file failed (I/O, device, corrupt page).
+    #[error(transparent)]
+    PageFile(#[from] PageFileError),
+    /// No frame could be freed for the page.
+    #[error("page {page}: no frame can be freed: {source}")]
+    Evict {
+        /// The page being fixed.
+        page: u64,
+        /// The policy's answer.
+        #[source]
+        source: EvictError,
+    },
+    /// The page is not allocated.
+    #[error("page {page} is not allocated (the database has {page_count} pages)")]
+    NotAllocated {
+        /// The page asked for.
+        page: u64,
+        /// Allocated pages.
+        page_count: u64,
+    },
+    /// Page 0 is the file header, managed by the page file.
+    #[error("page 0 is the file header and cannot be fixed")]
+    HeaderPage,
+    /// No page can be allocated: the store is full.
+    #[error("the database is full: the store has {capacity_pages} pages")]
+    Full {
+        /// The store's size in pages.
+        capacity_pages: u64,
+    },
+    /// Another thread's read of this page failed while this thread waited for it.
+    #[error("page {page}: {reason}")]
+    LoadFailed {
+        /// The page.
+        page: u64,
+        /// The failure of the other thread's read.
+        reason: String,
+    },
+    /// An earlier write-back failed; the buffer manager has stopped.
+    #[error("the buffer manager stopped after a failed write: {0}")]
+    Failed(String),
+    /// Invalid configuration.
+    #[error("invalid buffer configuration: {0}")]
+    Config(String),
+    /// The page-reference trace could not be written.
+    #[error("page-reference trace: {0}")]
+    Trace(#[from] TraceError),
+}
+
+/// Counters of a buffer manager (see the module documentation for the definitions).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct BufferStats {
+    /// Fixes served.
+    pub requests: u64,
+    /// Of which read fixes.
+    pub read_requests: u64,
+    /// Of which write fixes (new pages included).
+    pub write_requests: u64,
+    /// Fixes that found their page buffered.
+    pub hits: u64,
+    /// Fixes that did not.
+    pub misses: u64,
+    /// Misses that read the page from the store.
+    pub fetches: u64,
+    /// Misses that created a new page (no read).
+    pub allocations: u64,
+    /// Pages read only to pad a block.
+    pub padding_reads: u64,
+    /// Dirty victims written back.
+    pub evict_writes: u64,
+    /// Pages written as part of a padded block.
+    pub padding_writes: u64,
+    /// Pages written through because the policy bypassed the buffer.
+    pub bypass_writes: u64,
+    /// Dirty pages written by `flush_all` (final flush, checkpoints, close).
+    pub flush_writes: u64,
+    /// Pages evicted (clean or dirty).
+    pub evictions: u64,
+    /// Store time of all page reads (fetches and padding), in nanoseconds.
+    pub read_time_ns: u64,
+    /// Store time of all page writes counted in `page_writes`, in nanoseconds.
+    pub write_time_ns: u64,
+}
+
+impl BufferStats {
+    /// Pages read from the store: fetches + padding reads.
+    pub fn page_reads(&self) -> u64 {
+        self.fetches + self.padding_reads
+    }
+
+    /// Pages written to the store ("page flushes"): victims + padding + bypass + flush.
+    pub fn page_writes(&self) -> u64 {
+        self.evict_writes + self.padding_writes + self.bypass_writes + self.flush_writes
+    }
+
+    /// hits / requests (0 when nothing was requested).
+    pub fn hit_ratio(&self) -> f64 {
+        if self.requests == 0 { 0.0 } else { self.hits as f64 / self.requests as f64 }
+    }
+
+    /// Average store time per page written, in nanoseconds (0 when nothing was written).
+    pub fn avg_write_ns(&self) -> f64 {
+        let n = self.page_writes();
+        if n == 0 { 0.0 } else { self.write_time_ns as f64 / n as f64 }
+    }
+}
+
+/// Counter differences `after − before`; the erase-count statistics (lifetime wear) are taken
+/// from `after`.
+pub fn device_delta(after: &DeviceStats, before: &DeviceStats) -> DeviceStats {
+    DeviceStats {
+        host_reads: after.host_reads - before.host_reads,
+        host_writes: after.host_writes - before.host_writes,
+        flash_reads: after.flash_reads - before.flash_reads,
+        flash_programs: after.flash_programs - before.flash_programs,
+        erases: after.erases - before.erases,
+        page_copies: after.page_copies - before.page_copies,
+        merges_switch: after.merges_switch - before.merges_switch,
+        merges_partial: after.merges_partial - before.merges_partial,
+        merges_full: after.merges_full - before.merges_full,
+        time_ns: after.time_ns - before.time_ns,
+        erase_count_min: after.erase_count_min,
+        erase_count_max: after.erase_count_max,
+        erase_count_mean: after.erase_count_mean,
+        erase_count_std: after.erase_count_std,
+    }
+}
+
+/// One buffer frame: its bytes behind the latch, its pin count, and whether a load into it
+/// failed.
+pub struct Frame {
+    data: RwLock<FrameData>,
+    pins: AtomicU32,
+    failed: AtomicBool,
+}
+
+struct FrameData {
+    buf: Box<[u8]>,
+    page: u64,
+    valid: bool,
+    error: Option<String>,
+}
+
+/// A page's bytes copied for a write-back.
+struct WriteBack {
+    page: u64,
+    version: u64,
+    buf: Box<[u8]>,
+}
+
+/// The I/O one miss must do before its fetch.
+#[derive(Default)]
+struct Plan {
+    writes: Vec<WriteBack>,
+    /// Pages `first..end` to write as one padded block.
+    pad: Option<(u64, u64)>,
+}
+
+/// Store times of one batch of I/O.
+#[derive(Default)]
+struct IoTimes {
+    read_ns: u64,
+    write_ns: u64,
+}
+
+struct Recorder {
+    writer: Box<dyn TraceWriter>,
+    batch: Vec<Request>,
+    error: Option<TraceError>,
+}
+
+/// Everything the pool lock protects.
+struct Pool<P> {
+    policy: P,
+    /// Page → frame (NIL: not buffered); one entry per store page.
+    table: Vec<FrameId>,
+    /// Page being written back after eviction, or held by a bypass guard.
+    busy: Vec<bool>,
+    /// Version last written or read per page (0: not known yet).
+    versions: Vec<u64>,
+    frame_page: Vec<u64>,
+    in_use: Vec<bool>,
+    dirty: Vec<bool>,
+    /// Written by `flush_all` since it entered the buffer (the policy may still call it dirty).
+    flushed: Vec<bool>,
+    free: Vec<FrameId>,
+    ev: Evictions,
+    spare_bufs: Vec<Box<[u8]>>,
+    spare_plans: Vec<Plan>,
+    header: FileHeader,
+    header_dirty: bool,
+    stats: BufferStats,
+    failed: Option<String>,
+    recorder: Option<Recorder>,
+}
+
+/// How a fix found or made its frame.
+enum Fixed<'a> {
+    /// Buffered (or being loaded by another thread): pinned, latch not taken.
+    Hit(FrameId),
+    /// Loaded by this thread: pinned, write latch held.
+    Loaded(FrameId, RwLockWriteGuard<'a, FrameData>),
+    /// Bypassed: the page's bytes in a private buffer, the page marked busy.
+    Detached(Box<[u8]>),
+}
+
+/// A buffer of frames over a page file, managed by policy `P`.
+pub struct BufferManager<S: PageStore, P: BufferPolicy = AnyPolicy> {
+    frames: Box<[Frame]>,
+    pool: Mutex<Pool<P>>,
+    released: Condvar,
+    file: Mutex<Option<PageFile<S>>>,
+    flush_lock: Mutex<()>,
+    page_size: usize,
+    capacity_pages: u64,
+    device_base: Mutex<DeviceStats>,
+}
+
+impl<S: PageStore, P: BufferPolicy> BufferManager<S, P> {
+    /// A buffer of `frames` frames over `file` (whose header is `header`, as returned by
+    /// [`PageFile::create`] or [`PageFile::open`]), managed by `policy` (built for `frames`
+    /// frames).
+    pub fn new(file: PageFile<S>, header: FileHeader, policy: P, frames: usize) -> Result<Self, BufferError> {
+        if frames == 0 {
+            return Err(BufferError::Config("the buffer needs at least one frame".into()));
+        }
+        if frames >= u32::MAX as usize {
+            return Err(BufferError::Config(format!("{frames} frames is more than flashbuf supports")));
+        }
+        if policy.needs_future() {
+            return Err(BufferError::Config(
+                "the policy needs to know future references (an offline policy such as MIN); \
+                 the engine cannot provide them"
+                    .into(),
+            ));
+        }
+        if !policy.is_empty() {
+            return Err(BufferError::Config("the policy must start with no frame tracked".into()));
+        }
+        let page_size = file.page_size();
+        let capacity_pages = file.capacity_pages();
+        let pages = usize::try_from(capacity_pages)
+            .map_err(|_| BufferError::Config(format!("a store of {capacity_pages} pages is too large")))?;
+        let frames_vec: Vec<Frame> = (0..frames)
+            .map(|_| Frame {
+                data: RwLock::new(FrameData { buf: vec![0; page_size].into(), page: 0, valid: false, error: None }),
+                pins: AtomicU32::new(0),
+                failed: AtomicBool::new(false),
+            })
+            .collect();
+        let device_base = file.store().stats();
+        let pool = Pool {
+            policy,
+            table: vec![NIL; pages],
+            busy: vec![false; pages],
+            versions: vec![0; pages],
+            frame_page: vec![0; frames],
+            in_use: vec![false; frames],
+            dirty: vec![false; frames],
+            flushed: vec![false; frames],
+            free: (0..frames as FrameId).rev().collect(),
+            ev: Evictions { victims: Vec::with_capacity(64), pad: None, bypass: false },
+            spare_bufs: Vec::new(),
+            spare_plans: Vec::new(),
+            header,
+            header_dirty: false,
+            stats: BufferStats::default(),
+            failed: None,
+            recorder: None,
+        };
+        Ok(BufferManager {
+            frames: frames_vec.into(),
+            pool: Mutex::new(pool),
+            released: Condvar::new(),
+            file: Mutex::new(Some(file)),
+            flush_lock: Mutex::new(()),
+            page_size,
+            capacity_pages,
+            device_base: Mutex::new(device_base),
+        })
+    }
+
+    /// Number of frames.
+    pub fn capacity(&self) -> usize {
+        self.frames.len()
+    }
+
+    /// Bytes per page.
+    pub fn page_size(&self) -> usize {
+        self.page_size
+    }
+
+    /// Bytes of a page available to the caller (the page size minus the page header).
+    pub fn payload_size(&self) -> usize {
+        self.page_size - PAGE_HEADER_BYTES
+    }
+
+    /// Allocated pages (the file header included).
+    pub fn page_count(&self) -> u64 {
+        self.lock_pool_any().header.page_count
+    }
+
+    /// The most pages the store can hold.
+    pub fn capacity_pages(&self) -> u64 {
+        self.capacity_pages
+    }
+
+    /// The application area of the file header (the B+-tree's metadata).
+    pub fn app_meta(&self) -> [u8; APP_BYTES] {
+        self.lock_pool_any().header.app
+    }
+
+    /// Replaces the application area of the file header (written at the next
+    /// [`flush_all`](Self::flush_all) or [`close`](Self::close)).
+    pub fn set_app_meta(&self, app: &[u8; APP_BYTES]) {
+        let mut pool = self.lock_pool_any();
+        pool.header.app = *app;
+        pool.header_dirty = true;
+    }
+
+    /// Fixes `page` for reading.
+    pub fn read(&self, page: u64) -> Result<PageRef<'_, S, P>, BufferError> {
+        match self.fix(page, AccessKind::Read, false)? {
+            (page, Fixed::Hit(f)) => self.latch_read(page, f),
+            (page, Fixed::Loaded(f, guard)) => {
+                drop(guard);
+                self.latch_read(page, f)
+            }
+            (page, Fixed::Detached(buf)) => Ok(PageRef { bm: self, page, inner: Some(ReadInner::Detached(buf)) }),
+        }
+    }
+
+    /// Fixes `page` for writing: the page becomes dirty (also if the caller changes nothing, as
+    /// in the simulator, where the access kind decides).
+    pub fn write(&self, page: u64) -> Result<PageMut<'_, S, P>, BufferError> {
+        let fixed = self.fix(page, AccessKind::Write, false)?;
+        self.write_guard(fixed)
+    }
+
+    /// Allocates a new page (the next page number), zero-filled, fixed for writing. Counted as
+    /// a write request and a miss without a fetch.
+    pub fn new_page(&self) -> Result<PageMut<'_, S, P>, BufferError> {
+        let fixed = self.fix(0, AccessKind::Write, true)?;
+        self.write_guard(fixed)
+    }
+
+    fn write_guard<'a>(&'a self, fixed: (u64, Fixed<'a>)) -> Result<PageMut<'a, S, P>, BufferError> {
+        match fixed {
+            (page, Fixed::Hit(f)) => {
+                let guard = self.frames[f as usize].data.write().unwrap_or_else(|e| e.into_inner());
+                if !guard.valid || guard.page != page {
+                    let reason = guard.error.clone().unwrap_or_else(|| "load failed".into());
+                    drop(guard);
+                    self.unpin(f);
+                    return Err(BufferError::LoadFailed { page, reason });
+                }
+                Ok(PageMut { bm: self, page, inner: Some(WriteInner::Frame(f, guard)) })
+            }
+            (page, Fixed::Loaded(f, guard)) => Ok(PageMut { bm: self, page, inner: Some(WriteInner::Frame(f, guard)) }),
+            (page, Fixed::Detached(buf)) => Ok(PageMut { bm: self, page, inner: Some(WriteInner::Detached(buf)) }),
+        }
+    }
+
+    fn latch_read(&self, page: u64, f: FrameId) -> Result<PageRef<'_, S, P>, BufferError> {
+        let guard = self.frames[f as usize].data.read().unwrap_or_else(|e| e.into_inner());
+        if !guard.valid || guard.page != page {
+            let reason = guard.error.clone().unwrap_or_else(|| "load failed".into());
+            drop(guard);
+            self.unpin(f);
+            return Err(BufferError::LoadFailed { page, reason });
+        }
+        Ok(PageRef { bm: self, page, inner: Some(ReadInner::Frame(f, guard)) })
+    }
+
+    /// The pool, or the reason the manager stopped.
+    fn lock_pool(&self) -> Result<MutexGuard<'_, Pool<P>>, BufferError> {
+        let pool = self.lock_pool_any();
+        if let Some(reason) = &pool.failed {
+            return Err(BufferError::Failed(reason.clone()));
+        }
+        Ok(pool)
+    }
+
+    fn lock_pool_any(&self) -> MutexGuard<'_, Pool<P>> {
+        // A panic while holding the pool lock is a bug; its state cannot be trusted after it.
+        self.pool.lock().expect("the buffer pool lock was poisoned by a panic")
+    }
+
+    fn lock_file(&self) -> MutexGuard<'_, Option<PageFile<S>>> {
+        self.file.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The common fix path; returns the page number (allocated for `alloc`) and the frame.
+    fn fix(&self, page: u64, kind: AccessKind, alloc: bool) -> Result<(u64, Fixed<'_>), BufferError> {
+        let write = kind.is_write();
+        let mut pool = self.lock_pool()?;
+        let mut waited: Option<Instant> = None;
+        let mut plan: Option<Plan> = None;
+        let mut bypass = false;
+        let page = loop {
+            let page = if alloc {
+                // The next page number; committed below, once a frame is secured under this
+                // same hold of the pool lock.
+                let p = pool.header.page_count;
+                if p >= self.capacity_pages {
+                    return Err(BufferError::Full { capacity_pages: self.capacity_pages });
+                }
+                p
+            } else {
+                if page == 0 {
+                    return Err(BufferError::HeaderPage);
+                }
+                if page >= pool.header.page_count {
+                    return Err(BufferError::NotAllocated { page, page_count: pool.header.page_count });
+                }
+                let f = pool.table[page as usize];
+                if f != NIL {
+                    // A hit (possibly on a page another thread is still loading: the caller
+                    // then blocks on the frame's latch until the load is done).
+                    self.frames[f as usize].pins.fetch_add(1, Ordering::AcqRel);
+                    let time = pool.count_request(page, kind);
+                    pool.stats.hits += 1;
+                    pool.dirty[f as usize] |= write;
+                    pool.policy.on_hit(f, &Access::new(page, kind, time));
+                    return Ok((page, Fixed::Hit(f)));
+                }
+                if pool.busy[page as usize] {
+                    // Being written back (or bypassed): wait, then look again.
+                    pool = self.released.wait(pool).expect("the buffer pool lock was poisoned by a panic");
+                    if let Some(reason) = &pool.failed {
+                        return Err(BufferError::Failed(reason.clone()));
+                    }
+                    continue;
+                }
+                page
+            };
+            if !pool.free.is_empty() {
+                break page;
+            }
+            let access = Access::new(page, kind, pool.stats.requests);
+            let p = &mut *pool;
+            p.ev.clear();
+            match p.policy.victims(&access, &PinCounts(&self.frames), &mut p.ev) {
+                Ok(()) => {
+                    let mut pl = p.spare_plans.pop().unwrap_or_default();
+                    self.plan_evictions(p, &mut pl);
+                    bypass = p.ev.bypass;
+                    plan = Some(pl);
+                    break page;
+                }
+                Err(EvictError::AllPinned) => {
+                    let start = *waited.get_or_insert_with(Instant::now);
+                    if start.elapsed() >= Duration::from_millis(PIN_WAIT_MS) {
+                        return Err(BufferError::Evict { page, source: EvictError::AllPinned });
+                    }
+                    pool = self
+                        .released
+                        .wait_timeout(pool, Duration::from_millis(1))
+                        .expect("the buffer pool lock was poisoned by a panic")
+                        .0;
+                    if let Some(reason) = &pool.failed {
+                        return Err(BufferError::Failed(reason.clone()));
+                    }
+                }
+                Err(e) => return Err(BufferError::Evict { page, source: e }),
+            }
+        };
+
+        // A miss that has its frame (or bypasses the buffer).
+        if alloc {
+            pool.header.page_count += 1;
+            pool.header_dirty = true;
+        }
+        let time = pool.count_request(page, kind);
+        pool.stats.misses += 1;
+        if alloc {
+            pool.stats.allocations += 1;
+        } else {
+            pool.stats.fetches += 1;
+        }
+        let access = Access::new(page, kind, time);
+        let mut plan = plan.unwrap_or_else(|| pool.spare_plans.pop().unwrap_or_default());
+
+        if bypass {
+            // Served without buffering: the bytes live in the guard, the page is busy until the
+            // guard is dropped (and written through then, for a write).
+            pool.busy[page as usize] = true;
+            let mut buf = pool.take_buf(self.page_size);
+            drop(pool);
+            let mut times = IoTimes::default();
+            let planned = self.execute_plan(&mut plan, &mut times);
+            let fetched = match (&planned, alloc) {
+                (Err(_), _) => Ok(0),
+                (Ok(()), true) => {
+                    buf.fill(0);
+                    Ok(0)
+                }
+                (Ok(()), false) => self.read_into(page, &mut buf, &mut times),
+            };
+            let mut pool = self.lock_pool_any();
+            self.finish_plan(&mut pool, plan, &times, planned.as_ref().err());
+            let result = planned.and(fetched).and_then(|v| if alloc { Ok(()) } else { pool.check_version(page, v) });
+            return match result {
+                Ok(()) => Ok((page, Fixed::Detached(buf))),
+                Err(e) => {
+                    pool.busy[page as usize] = false;
+                    pool.spare_bufs.push(buf);
+                    self.released.notify_all();
+                    Err(e)
+                }
+            };
+        }
+
+        let f = pool.free.pop().expect("an eviction frees a frame unless it bypasses");
+        let fi = f as usize;
+        pool.table[page as usize] = f;
+        pool.frame_page[fi] = page;
+        pool.in_use[fi] = true;
+        pool.dirty[fi] = write;
+        pool.flushed[fi] = false;
+        let prev = self.frames[fi].pins.swap(1, Ordering::AcqRel);
+        debug_assert_eq!(prev, 0, "a free frame is unpinned");
+        pool.policy.on_insert(f, &access);
+        let mut guard = self.frames[fi].data.try_write().expect("an unpinned frame's latch is free");
+        guard.page = page;
+        guard.valid = false;
+        guard.error = None;
+        drop(pool);
+
+        let mut times = IoTimes::default();
+        let planned = self.execute_plan(&mut plan, &mut times);
+        let fetched = match (&planned, alloc) {
+            (Err(_), _) => Ok(0),
+            (Ok(()), true) => {
+                guard.buf.fill(0);
+                Ok(0)
+            }
+            (Ok(()), false) => self.read_into(page, &mut guard.buf, &mut times),
+        };
+        let mut pool = self.lock_pool_any();
+        self.finish_plan(&mut pool, plan, &times, planned.as_ref().err());
+        let result = planned.and(fetched).and_then(|v| if alloc { Ok(()) } else { pool.check_version(page, v) });
+        match result {
+            Ok(()) => {
+                guard.valid = true;
+                drop(pool);
+                Ok((page, Fixed::Loaded(f, guard)))
+            }
+            Err(e) => {
+                // The load failed: forget the page, let waiters see the failure, free the frame
+                // when the last pin goes.
+                pool.table[page as usize] = NIL;
+                pool.in_use[fi] = false;
+                pool.dirty[fi] = false;
+                pool.policy.remove(f);
+                self.frames[fi].failed.store(true, Ordering::Release);
+                guard.error = Some(e.to_string());
+                drop(pool);
+                drop(guard);
+                self.unpin(f);
+                Err(e)
+            }
+        }
+    }
+
+    /// Reads `page` into `buf` (verifying it) under the file lock; returns its version.
+    fn read_into(&self, page: u64, buf: &mut [u8], times: &mut IoTimes) -> Result<u64, BufferError> {
+        let mut file = self.lock_file();
+        let file = file.as_mut().expect("the page file is present until close");
+        let (version, t) = file.read_page(page, buf)?;
+        times.read_ns += t;
+        Ok(version)
+    }
+
+    /// Under the pool lock: takes the policy's victims out of the buffer, copying the bytes of
+    /// those that must be written into `plan`.
+    fn plan_evictions(&self, pool: &mut Pool<P>, plan: &mut Plan) {
+        let pad = pool.ev.pad;
+        for i in 0..pool.ev.victims.len() {
+            let v = pool.ev.victims[i];
+            let vi = v as usize;
+            assert!(
+                pool.in_use[vi] && self.frames[vi].pins.load(Ordering::Acquire) == 0,
+                "the policy named frame {v}, which is free or pinned, as a victim"
+            );
+            let page = pool.frame_page[vi];
+            if pad.is_some() || pool.dirty[vi] {
+                let mut buf = pool.take_buf(self.page_size);
+                {
+                    let data = self.frames[vi].data.try_read().expect("an unpinned frame's latch is free");
+                    buf.copy_from_slice(&data.buf);
+                }
+                let version = pool.versions[page as usize] + 1;
+                pool.versions[page as usize] = version;
+                pool.busy[page as usize] = true;
+                plan.writes.push(WriteBack { page, version, buf });
+                if pad.is_none() {
+                    pool.stats.evict_writes += 1;
+                }
+            }
+            pool.table[page as usize] = NIL;
+            pool.in_use[vi] = false;
+            pool.dirty[vi] = false;
+            pool.flushed[vi] = false;
+            pool.free.push(v);
+            pool.stats.evictions += 1;
+        }
+        if let Some(pad) = pad {
+            let end = (pad.first_page + pad.pages as u64).min(self.capacity_pages);
+            plan.writes.sort_unstable_by_key(|w| w.page);
+            for page in pad.first_page..end {
+                pool.stats.padding_writes += 1;
+                if plan.writes.binary_search_by_key(&page, |w| w.page).is_err() {
+                    debug_assert!(
+                        pool.table[page as usize] == NIL,
+                        "padded block {pad:?}: buffered page {page} is not among the victims"
+                    );
+                    pool.stats.padding_reads += 1;
+                }
+            }
+            plan.pad = Some((pad.first_page, end));
+        }
+    }
+
+    /// Outside the pool lock: performs the padding and write-backs of `plan`, in the
+    /// simulator's order (a padded block in page order; otherwise the victims' order).
+    fn execute_plan(&self, plan: &mut Plan, times: &mut IoTimes) -> Result<(), BufferError> {
+        if plan.writes.is_empty() && plan.pad.is_none() {
+            return Ok(());
+        }
+        let mut file = self.lock_file();
+        let file = file.as_mut().expect("the page file is present until close");
+        if let Some((first, end)) = plan.pad {
+            let mut next = 0;
+            for page in first..end {
+                if next < plan.writes.len() && plan.writes[next].page == page {
+                    let w = &mut plan.writes[next];
+                    times.write_ns += file.write_page(page, &mut w.buf, w.version)?;
+                    next += 1;
+                } else {
+                    let (r, w) = file.copy_page_raw(page)?;
+                    times.read_ns += r;
+                    times.write_ns += w;
+                }
+            }
+        } else {
+            for w in &mut plan.writes {
+                times.write_ns += file.write_page(w.page, &mut w.buf, w.version)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Under the pool lock, after `execute_plan`: clears the busy marks, recycles the buffers,
+    /// records the times; `error` (the plan's failure) stops the manager.
+    fn finish_plan(&self, pool: &mut Pool<P>, mut plan: Plan, times: &IoTimes, error: Option<&BufferError>) {
+        pool.stats.read_time_ns += times.read_ns;
+        pool.stats.write_time_ns += times.write_ns;
+        let woke = !plan.writes.is_empty();
+        for w in plan.writes.drain(..) {
+            pool.busy[w.page as usize] = false;
+            pool.spare_bufs.push(w.buf);
+        }
+        if let Some(e) = error
+            && pool.failed.is_none()
+        {
+            // The evicted pages' bytes are lost from the buffer: nothing can safely go on.
+            pool.failed = Some(e.to_string());
+        }
+        plan.pad = None;
+        pool.spare_plans.push(plan);
+        if woke || error.is_some() {
+            self.released.notify_all();
+        }
+    }
+
+    /// Drops one pin of frame `f` (after its latch was released).
+    fn unpin(&self, f: FrameId) {
+        let frame = &self.frames[f as usize];
+        let prev = frame.pins.fetch_sub(1, Ordering::AcqRel);
+        debug_assert!(prev > 0, "frame {f} unpinned more often than pinned");
+        if prev == 1 && frame.failed.load(Ordering::Acquire) {
+            let mut pool = self.lock_pool_any();
+            if frame.pins.load(Ordering::Acquire) == 0 && frame.failed.swap(false, Ordering::AcqRel) {
+                pool.free.push(f);
+                self.released.notify_all();
+            }
+        }
+    }
+
+    /// Returns a bypassed page's buffer; writes it through first if it was fixed for writing.
+    fn release_detached(&self, page: u64, mut buf: Box<[u8]>, write: bool) {
+        let mut times = IoTimes::default();
+        let mut error = None;
+        if write {
+            let version = {
+                let mut pool = self.lock_pool_any();
+                let v = pool.versions[page as usize] + 1;
+                pool.versions[page as usize] = v;
+                v
+            };
+            let mut file = self.lock_file();
+            match file.as_mut().expect("the page file is present until close").write_page(page, &mut buf, version) {
+                Ok(t) => times.write_ns += t,
+                Err(e) => error = Some(e.to_string()),
+            }
+        }
+        let mut pool = self.lock_pool_any();
+        if write {
+            pool.stats.bypass_writes += 1;
+            pool.stats.write_time_ns += times.write_ns;
+        }
+        if let Some(e) = error
+            && pool.failed.is_none()
+        {
+            pool.failed = Some(format!("page {page}: {e}"));
+        }
+        pool.busy[page as usize] = false;
+        pool.spare_bufs.push(buf);
+        self.released.notify_all();
+    }
+
+    /// Writes every dirty page (ascending page order, counted as `flush_writes`), then the file
+    /// header, then syncs the store. Pages stay buffered (clean). Safe to call while other
+    /// threads work: a page modified during the flush stays dirty or is written again.
+    ///
+    /// The policy is not told: policies learn dirtiness only from access kinds (the
+    /// [`Replacer`] contract), so after a checkpoint a policy may still treat a flushed page as
+    /// dirty until it leaves the buffer (its eviction then writes nothing). The simulator's final
+    /// flush behaves the same way.
+    pub fn flush_all(&self) -> Result<(), BufferError> {
+        let _one_flush_at_a_time = self.flush_lock.lock().unwrap_or_else(|e| e.into_inner());
+        let mut dirty: Vec<(u64, FrameId)> = {
+            let pool = self.lock_pool()?;
+            (0..self.frames.len())
+                .filter(|&f| pool.in_use[f] && pool.dirty[f])
+                .map(|f| (pool.frame_page[f], f as FrameId))
+                .collect()
+        };
+        dirty.sort_unstable();
+        for (page, f) in dirty {
+            let fi = f as usize;
+            let (version, mut buf) = {
+                let mut pool = self.lock_pool()?;
+                if !(pool.in_use[fi] && pool.frame_page[fi] == page && pool.dirty[fi]) {
+                    continue;
+                }
+                // Clear the bit before copying: a writer fixing the page from now on marks it
+                // dirty again; a writer that fixed it before holds the latch we wait for below.
+                pool.dirty[fi] = false;
+                pool.flushed[fi] = true;
+                self.frames[fi].pins.fetch_add(1, Ordering::AcqRel);
+                let v = pool.versions[page as usize] + 1;
+                pool.versions[page as usize] = v;
+                (v, pool.take_buf(self.page_size))
+            };
+            {
+                let data = self.frames[fi].data.read().unwrap_or_else(|e| e.into_inner());
+                buf.copy_from_slice(&data.buf);
+            }
+            // The pin is kept until the write is done, so no eviction writes the page meanwhile.
+            let result = {
+                let mut file = self.lock_file();
+                file.as_mut().expect("the page file is present until close").write_page(page, &mut buf, version)
+            };
+            self.unpin(f);
+            let mut pool = self.lock_pool_any();
+            pool.spare_bufs.push(buf);
+            match result {
+                Ok(t) => {
+                    pool.stats.flush_writes += 1;
+                    pool.stats.write_time_ns += t;
+                }
+                Err(e) => {
+                    let e = BufferError::from(e);
+                    pool.failed.get_or_insert_with(|| e.to_string());
+                    self.released.notify_all();
+                    return Err(e);
+                }
+            }
+        }
+        self.write_header()?;
+        let mut file = self.lock_file();
+        file.as_mut().expect("the page file is present until close").sync()?;
+        Ok(())
+    }
+
+    fn write_header(&self) -> Result<(), BufferError> {
+        let header = {
+            let mut pool = self.lock_pool()?;
+            pool.header_dirty = false;
+            pool.header.clone()
+        };
+        let mut file = self.lock_file();
+        file.as_mut().expect("the page file is present until close").write_header(&header)?;
+        Ok(())
+    }
+
+    /// Flushes everything ([`flush_all`](Self::flush_all)), finishes the page-reference trace if
+    /// one is being recorded, and returns the page file with its header (to reopen it with
+    /// [`BufferManager::new`], e.g. with another policy).
+    pub fn close(self) -> Result<(PageFile<S>, FileHeader), BufferError> {
+        self.flush_all()?;
+        self.stop_recording()?;
+        let header = self.lock_pool_any().header.clone();
+        let file = self.lock_file().take().expect("the page file is present until close");
+        Ok((file, header))
+    }
+
+    /// Starts recording the page-reference string (page, read or write, one request per fix,
+    /// in the order the policy sees them) to `writer`. Replaying the trace through the simulator
+    /// with the same policy, buffer size and write-miss mode `fetch` reproduces this manager's
+    /// decisions (for a single-threaded run; new pages appear as writes, which the simulator
+    /// fetches).
+    pub fn start_recording(&self, writer: Box<dyn TraceWriter>) -> Result<(), BufferError> {
+        let mut pool = self.lock_pool()?;
+        if pool.recorder.is_some() {
+            return Err(BufferError::Config("a page-reference trace is already being recorded".into()));
+        }
+        pool.recorder = Some(Recorder { writer, batch: Vec::with_capacity(TRACE_BATCH), error: None });
+        Ok(())
+    }
+
+    /// Stops recording and completes the trace file; returns the number of requests written
+    /// (0 when nothing was being recorded).
+    pub fn stop_recording(&self) -> Result<u64, BufferError> {
+        let recorder = self.lock_pool_any().recorder.take();
+        let Some(mut r) = recorder else { return Ok(0) };
+        if let Some(e) = r.error.take() {
+            return Err(e.into());
+        }
+        r.writer.write_batch(&r.batch)?;
+        Ok(r.writer.finish()?)
+    }
+
+    /// The counters since creation or the last [`reset_stats`](Self::reset_stats).
+    pub fn stats(&self) -> BufferStats {
+        self.lock_pool_any().stats.clone()
+    }
+
+    /// Zeroes the counters, and makes [`device_stats`](Self::device_stats) count from now.
+    pub fn reset_stats(&self) {
+        let mut pool = self.lock_pool_any();
+        pool.stats = BufferStats::default();
+        let file = self.lock_file();
+        if let Some(file) = file.as_ref() {
+            *self.device_base.lock().unwrap_or_else(|e| e.into_inner()) = file.store().stats();
+        }
+    }
+
+    /// The store's counters since creation or the last [`reset_stats`](Self::reset_stats).
+    pub fn device_stats(&self) -> DeviceStats {
+        let now = self.lock_file().as_ref().map(|f| f.store().stats()).unwrap_or_default();
+        device_delta(&now, &self.device_base.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// A label of the store (for reports).
+    pub fn store_label(&self) -> String {
+        self.lock_file().as_ref().map(|f| f.store().label()).unwrap_or_default()
+    }
+
+    /// Runs `f` on the store under the file lock (tests inject faults this way).
+    pub fn with_store<T>(&self, f: impl FnOnce(&mut S) -> T) -> T {
+        let mut file = self.lock_file();
+        f(file.as_mut().expect("the page file is present until close").store_mut())
+    }
+
+    /// Evicts every unpinned page, writing back the dirty ones (as `flush_writes`), so that the
+    /// buffer starts cold. Pages stay valid on the store.
+    pub fn evict_all(&self) -> Result<(), BufferError> {
+        self.flush_all()?;
+        let mut pool = self.lock_pool()?;
+        let p = &mut *pool;
+        for f in 0..self.frames.len() {
+            if p.in_use[f] && self.frames[f].pins.load(Ordering::Acquire) == 0 {
+                if p.dirty[f] {
+                    // Re-dirtied after the flush by a concurrent writer: leave it.
+                    continue;
+                }
+                let page = p.frame_page[f];
+                p.table[page as usize] = NIL;
+                p.in_use[f] = false;
+                p.flushed[f] = false;
+                p.policy.remove(f as FrameId);
+                p.free.push(f as FrameId);
+            }
+        }
+        // Restore the simulator's initial order of free frames when the buffer is empty.
+        if p.free.len() == self.frames.len() {
+            p.free.sort_unstable_by(|a, b| b.cmp(a));
+        }
+        Ok(())
+    }
+
+    /// Number of frames currently pinned.
+    pub fn pinned_frames(&self) -> usize {
+        self.frames.iter().filter(|f| f.pins.load(Ordering::Acquire) > 0).count()
+    }
+
+    /// Number of buffered pages.
+    pub fn len(&self) -> usize {
+        self.lock_pool_any().in_use.iter().filter(|&&u| u).count()
+    }
+
+    /// `true` when no page is buffered.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Cross-checks page table, frames, free list, pins, dirty bits and the policy. Safe to call
+    /// while other threads work (it holds the pool lock).
+    pub fn check_invariants(&self) -> Result<(), String> {
+        let pool = self.lock_pool_any();
+        let frames = self.frames.len();
+        let mut mapped = vec![false; frames];
+        let mut n_mapped = 0usize;
+        for (page, &f) in pool.table.iter().enumerate() {
+            if f == NIL {
+                continue;
+            }
+            let fi = f as usize;
+            if fi >= frames {
+                return Err(format!("page {page} maps to frame {f} of {frames}"));
+            }
+            if !pool.in_use[fi] || pool.frame_page[fi] != page as u64 {
+                return Err(format!("page {page} maps to frame {f}, which holds page {}", pool.frame_page[fi]));
+            }
+            if std::mem::replace(&mut mapped[fi], true) {
+                return Err(format!("frame {f} is mapped twice"));
+            }
+            if pool.busy[page] {
+                return Err(format!("page {page} is buffered and busy at once"));
+            }
+            n_mapped += 1;
+        }
+        let mut free = vec![false; frames];
+        for &f in &pool.free {
+            let fi = f as usize;
+            if std::mem::replace(&mut free[fi], true) {
+                return Err(format!("frame {f} is free twice"));
+            }
+            if pool.in_use[fi] || mapped[fi] {
+                return Err(format!("frame {f} is free and in use"));
+            }
+            if self.frames[fi].pins.load(Ordering::Acquire) != 0 {
+                return Err(format!("free frame {f} is pinned"));
+            }
+        }
+        let failed = (0..frames).filter(|&f| !mapped[f] && !free[f]).count();
+        for f in 0..frames {
+            if pool.in_use[f] != mapped[f] {
+                return Err(format!("frame {f}: in-use flag {} but mapped {}", pool.in_use[f], mapped[f]));
+            }
+            if !mapped[f] && !free[f] && !self.frames[f].failed.load(Ordering::Acquire) {
+                return Err(format!("frame {f} is neither mapped, nor free, nor a failed load"));
+            }
+        }
+        if n_mapped + pool.free.len() + failed != frames {
+            return Err(format!("{n_mapped} mapped + {} free + {failed} failed != {frames} frames", pool.free.len()));
+        }
+        if pool.policy.len() != n_mapped {
+            return Err(format!("the policy tracks {} frames, the buffer holds {n_mapped} pages", pool.policy.len()));
+        }
+        for (f, _) in mapped.iter().enumerate().filter(|(_, m)| **m) {
+            if let Some(d) = pool.policy.is_dirty(f as FrameId)
+                && d != pool.dirty[f]
+                && !(d && pool.flushed[f])
+            {
+                return Err(format!("frame {f}: the policy says dirty={d}, the buffer dirty={}", pool.dirty[f]));
+            }
+        }
+        pool.policy.check_invariants()
+    }
+}
+
+impl<P> Pool<P> {
+    /// Counts one request and records it in the trace; returns its virtual time.
+    #[inline]
+    fn count_request(&mut self, page: u64, kind: AccessKind) -> u64 {
+        let time = self.stats.requests;
+        self.stats.requests += 1;
+        if kind.is_write() {
+            self.stats.write_requests += 1;
+        } else {
+            self.stats.read_requests += 1;
+        }
+        if let Some(r) = &mut self.recorder {
+            r.batch.push(Request { page, kind, time_us: None });
+            if r.batch.len() >= TRACE_BATCH {
+                if r.error.is_none()
+                    && let Err(e) = r.writer.write_batch(&r.batch)
+                {
+                    r.error = Some(e);
+                }
+                r.batch.clear();
+            }
+        }
+        time
+    }
+
+    fn take_buf(&mut self, page_size: usize) -> Box<[u8]> {
+        self.spare_bufs.pop().unwrap_or_else(|| vec![0; page_size].into())
+    }
+
+    /// Compares a fetched page's version with the one last written or read.
+    fn check_version(&mut self, page: u64, version: u64) -> Result<(), BufferError> {
+        let expected = self.versions[page as usize];
+        if expected != 0 && version != expected {
+            let what = if version < expected { "an older version: a write was lost" } else { "an unexpected version" };
+            return Err(PageFileError::Corrupt {
+                page,
+                message: format!("read version {version} but version {expected} was written last ({what})"),
+            }
+            .into());
+        }
+        self.versions[page as usize] = version;
+        Ok(())
+    }
+}
+
+impl<S: PageStore, P: BufferPolicy> Drop for BufferManager<S, P> {
+    fn drop(&mut self) {
+        let present = self.file.get_mut().map(|f| f.is_some()).unwrap_or(false);
+        let healthy = self.pool.get_mut().map(|p| p.failed.is_none()).unwrap_or(false);
+        if present && healthy {
+            // Best effort: `close` is the way to see errors.
+            let _ = self.flush_all();
+            let _ = self.stop_recording();
+        }
+    }
+}
+
+enum ReadInner<'a> {
+    Frame(FrameId, RwLockReadGuard<'a, FrameData>),
+    Detached(Box<[u8]>),
+}
+
+enum WriteInner<'a> {
+    Frame(FrameId, RwLockWriteGuard<'a, FrameData>),
+    Detached(Box<[u8]>),
+}
+
+/// A page fixed for reading: derefs to the page's payload (the bytes after the page header).
+/// Dropping it releases the latch and the pin.
+pub struct PageRef<'a, S: PageStore, P: BufferPolicy> {
+    bm: &'a BufferManager<S, P>,
+    page: u64,
+    inner: Option<ReadInner<'a>>,
+}
+
+impl<S: PageStore, P: BufferPolicy> PageRef<'_, S, P> {
+    /// The page number.
+    pub fn page(&self) -> u64 {
+        self.page
+    }
+}
+
+impl<S: PageStore, P: BufferPolicy> Deref for PageRef<'_, S, P> {
+    type Target = [u8];
+    #[inline]
+    fn deref(&self) -> &[u8] {
+        match self.inner.as_ref().expect("present until drop") {
+            ReadInner::Frame(_, g) => &g.buf[PAGE_HEADER_BYTES..],
+            ReadInner::Detached(b) => &b[PAGE_HEADER_BYTES..],
+        }
+    }
+}
+
+impl<S: PageStore, P: BufferPolicy> Drop for PageRef<'_, S, P> {
+    fn drop(&mut self) {
+        match self.inner.take() {
+            Some(ReadInner::Frame(f, guard)) => {
+                drop(guard);
+                self.bm.unpin(f);
+            }
+            Some(ReadInner::Detached(buf)) => self.bm.release_detached(self.page, buf, false),
+            None => {}
+        }
+    }
+}
+
+/// A page fixed for writing: derefs (mutably) to the page's payload. Dropping it releases the
+/// latch and the pin (a bypassed page is written through at that moment).
+pub struct PageMut<'a, S: PageStore, P: BufferPolicy> {
+    bm: &'a BufferManager<S, P>,
+    page: u64,
+    inner: Option<WriteInner<'a>>,
+}
+
+impl<S: PageStore, P: BufferPolicy> PageMut<'_, S, P> {
+    /// The page number.
+    pub fn page(&self) -> u64 {
+        self.page
+    }
+}
+
+impl<S: PageStore, P: BufferPolicy> Deref for PageMut<'_, S, P> {
+    type Target = [u8];
+    #[inline]
+    fn deref(&self) -> &[u8] {
+        match self.inner.as_ref().expect("present until drop") {
+            WriteInner::Frame(_, g) => &g.buf[PAGE_HEADER_BYTES..],
+            WriteInner::Detached(b) => &b[PAGE_HEADER_BYTES..],
+        }
+    }
+}
+
+impl<S: PageStore, P: BufferPolicy> DerefMut for PageMut<'_, S, P> {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut [u8] {
+        match self.inner.as_mut().expect("present until drop") {
+            WriteInner::Frame(_, g) => &mut g.buf[PAGE_HEADER_BYTES..],
+            WriteInner::Detached(b) => &mut b[PAGE_HEADER_BYTES..],
+        }
+    }
+}
+
+impl<S: PageStore, P: BufferPolicy> Drop for PageMut<'_, S, P> {
+    fn drop(&mut self) {
+        match self.inner.take() {
+            Some(WriteInner::Frame(f, guard)) => {
+                drop(guard);
+                self.bm.unpin(f);
+            }
+            Some(WriteInner::Detached(buf)) => self.bm.release_detached(self.page, buf, true),
+            None => {}
+        }
+    }
+}
