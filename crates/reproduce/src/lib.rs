@@ -9,6 +9,7 @@
 #![warn(missing_docs)]
 
 pub mod adlru;
+pub mod cfdc;
 mod exp;
 pub mod gather;
 pub mod ref_paper;
@@ -27,6 +28,8 @@ pub use runner::{Ctx, Progress, Silent};
 pub enum Paper {
     /// Jin, Ou, Härder, Li: AD-LRU.
     Adlru,
+    /// Ou, Härder, Jin: CFDC (on the storage engine).
+    Cfdc,
     /// Seo & Shin: REF and BP-REF.
     Ref,
     /// Chardin, Pasteur, Petit: the write-gathering layer.
@@ -35,12 +38,13 @@ pub enum Paper {
 
 impl Paper {
     /// Every paper, in report order.
-    pub const ALL: [Paper; 3] = [Paper::Adlru, Paper::Ref, Paper::Gather];
+    pub const ALL: [Paper; 4] = [Paper::Adlru, Paper::Cfdc, Paper::Ref, Paper::Gather];
 
     /// The command-line name, also the output sub-directory.
     pub fn name(self) -> &'static str {
         match self {
             Paper::Adlru => "adlru",
+            Paper::Cfdc => "cfdc",
             Paper::Ref => "ref",
             Paper::Gather => "gather",
         }
@@ -76,6 +80,7 @@ pub fn reproduce(paper: Paper, opts: &Options) -> Result<Report> {
     let ctx = Ctx { out: out.clone(), quick: opts.quick, traces_dir: opts.traces_dir.clone(), progress: opts.progress };
     let report = match paper {
         Paper::Adlru => adlru::reproduce(&ctx)?,
+        Paper::Cfdc => cfdc::reproduce(&ctx)?,
         Paper::Ref => ref_paper::reproduce(&ctx)?,
         Paper::Gather => gather::reproduce(&ctx)?,
     };
