@@ -299,6 +299,9 @@ pub fn column_label(name: &str) -> (String, f64) {
         "device_time_us" => Some(("device time (s)", 1e-6)),
         "elapsed_s" => Some(("wall time (s)", 1.0)),
         "requests_per_s" => Some(("throughput (requests/s)", 1.0)),
+        "cpu_s" => Some(("CPU time (s)", 1.0)),
+        "runtime_s" => Some(("runtime (s)", 1.0)),
+        "tps" => Some(("transactions per second", 1.0)),
         _ => None,
     };
     if let Some((label, scale)) = known {
@@ -306,6 +309,10 @@ pub fn column_label(name: &str) -> (String, f64) {
     }
     if let Some(key) = name.strip_prefix("param:") {
         return (format!("parameter {key}"), 1.0);
+    }
+    // A rate: `writes_per_s` is "writes per second", not a duration.
+    if let Some(base) = name.strip_suffix("_per_s").filter(|b| !b.is_empty()) {
+        return (format!("{} per second", base.replace('_', " ")), 1.0);
     }
     for (suffix, unit) in
         [("_us", "µs"), ("_ns", "ns"), ("_ms", "ms"), ("_s", "s"), ("_pages", "pages"), ("_bytes", "bytes")]
@@ -1251,6 +1258,9 @@ mod tests {
         assert_eq!(format_tick(2_000_000.0, 500_000.0), "2.0M");
         assert_eq!(format_tick(3e9, 1e9), "3G");
         assert_eq!(format_tick(0.25, 0.05), "0.25");
+        assert_eq!(column_label("writes_per_s").0, "writes per second");
+        assert_eq!(column_label("model_writes_per_s").0, "model writes per second");
+        assert_eq!(column_label("mean_us").0, "mean (µs)");
         assert_eq!(format_tick(0.3, 0.1), "0.3");
         assert_eq!(format_tick(12.5, 2.5), "12.5");
         assert_eq!(format_tick(-20.0, 10.0), "-20");

@@ -12,7 +12,7 @@ use anyhow::Result;
 use flashbuf_flash::DeviceConfig;
 use flashbuf_sim::ResultRow;
 
-use crate::exp::{Trace, correlation, find, pivot, policies, thousands};
+use crate::exp::{Trace, bars, correlation, find, line, pivot, policies, thousands};
 use crate::report::{Claim, Report, Section, markdown_table, pct_change};
 use crate::runner::Ctx;
 
@@ -212,6 +212,17 @@ fn figs_6_to_8(ctx: &Ctx) -> Result<Vec<Section>> {
         setup: "Six policies, buffers of 512 to 18,000 pages (2 KiB), page-mapped MICRON device.".into(),
         table: pivot(&zipf, "buffer (pages)", |r| r.buffer_pages, short, |r| format!("{:.2}%", 100.0 * r.hit_ratio)),
         files: vec!["fig6-8.csv".into()],
+        plots: vec![ctx.plot(
+            "fig6-8.csv",
+            "fig6-hit-ratio",
+            &line(
+                "buffer_pages",
+                "hit_ratio",
+                "policy_name",
+                &[("trace", &loaded[3].label)],
+                "Fig. 6: hit ratio, Zipf 500k-50k",
+            ),
+        )?],
         claims,
         ..Default::default()
     });
@@ -330,6 +341,17 @@ fn figs_6_to_8(ctx: &Ctx) -> Result<Vec<Section>> {
             setup: format!("{} (AD-LRU min_lc = {}), page-mapped MICRON device.", loaded[i].label, traces[i].3),
             table: pivot(&rs, "buffer (pages)", |r| r.buffer_pages, short, |r| thousands(r.page_writes)),
             files: vec!["fig6-8.csv".into()],
+            plots: vec![ctx.plot(
+                "fig6-8.csv",
+                &format!("fig{fig}-writes"),
+                &line(
+                    "buffer_pages",
+                    "page_writes",
+                    "policy_name",
+                    &[("trace", &loaded[i].label)],
+                    &format!("Fig. {fig}: write count, {name} trace"),
+                ),
+            )?],
             claims,
             ..Default::default()
         });
@@ -343,6 +365,11 @@ fn figs_6_to_8(ctx: &Ctx) -> Result<Vec<Section>> {
         setup: "Erases of the page-mapped FTL (greedy garbage collection, wear levelling), runs of Fig. 7d.".into(),
         table: pivot(&zipf, "buffer (pages)", |r| r.buffer_pages, short, |r| thousands(r.erases)),
         files: vec!["fig6-8.csv".into()],
+        plots: vec![ctx.plot(
+            "fig6-8.csv",
+            "fig8-erases",
+            &line("buffer_pages", "erases", "policy_name", &[("trace", &loaded[3].label)], "Fig. 8: erase count, Zipf 500k-50k"),
+        )?],
         claims: vec![Claim::judged(
             "§4.1, Fig. 8: \"the erase counts of the buffer replacement algorithms are nearly proportional to the write counts shown in Figure 7d\"",
             format!("correlation of erases and page writes over all Zipf runs: r = {r:.4}"),
@@ -408,6 +435,10 @@ fn fig_9(ctx: &Ctx) -> Result<Section> {
             .into(),
         table,
         files: vec!["fig9.csv".into()],
+        plots: vec![
+            ctx.plot("fig9.csv", "fig9a-writes", &bars("policy_name", "page_writes", "", &[], "Fig. 9a: write count, Zipf 1000k-100k, 10 MB"))?,
+            ctx.plot("fig9.csv", "fig9b-runtime", &bars("policy_name", "runtime_s", "", &[], "Fig. 9b: runtime, Zipf 1000k-100k, 10 MB"))?,
+        ],
         claims,
         ..Default::default()
     })
@@ -462,6 +493,11 @@ fn fig_10(ctx: &Ctx) -> Result<Option<Section>> {
             .into(),
         table: pivot(&rows, "buffer (pages)", |r| r.buffer_pages, short, |r| format!("{:.2}%", 100.0 * r.hit_ratio)),
         files: vec!["fig10.csv".into()],
+        plots: vec![ctx.plot(
+            "fig10.csv",
+            "fig10-hit-ratio",
+            &line("buffer_pages", "hit_ratio", "policy_name", &[], "Fig. 10: hit ratio, OLTP trace"),
+        )?],
         claims,
         ..Default::default()
     }))
@@ -520,6 +556,7 @@ fn fig_11(ctx: &Ctx) -> Result<Section> {
         setup: "AD-LRU with min_lc from 0 to 0.9 on the four traces of Tables 3–6, 4,096 frames (the paper does not say which buffer size; our choice), page-mapped MICRON device.".into(),
         table: pivot(&rows, "min_lc (tenths)", |r| (min_lc(r).parse::<f64>().unwrap_or(0.0) * 10.0).round() as u64, |r| r.trace.clone(), |r| thousands(r.page_writes)),
         files: vec!["fig11.csv".into()],
+        plots: vec![ctx.plot("fig11.csv", "fig11-min-lc", &line("param:min_lc", "page_writes", "trace", &[], "Fig. 11: AD-LRU write count vs min_lc"))?],
         claims,
         ..Default::default()
     })
@@ -592,13 +629,43 @@ fn fig_12(ctx: &Ctx) -> Result<Section> {
         ccf_g < others_min,
         "stable taken as: growing less than each of LRU, CFLRU, CFLRU/C, LRU-WSR",
     ));
+    #[derive(serde::Serialize)]
+    struct ScanRow<'a> {
+        scan_length: u64,
+        policy: &'a str,
+        hit_ratio: f64,
+        page_writes: u64,
+    }
+    let derived: Vec<ScanRow> = rows
+        .iter()
+        .map(|r| ScanRow {
+            scan_length: len_of(r),
+            policy: &r.policy_name,
+            hit_ratio: r.hit_ratio,
+            page_writes: r.page_writes,
+        })
+        .collect();
+    ctx.write_csv("fig12-by-length.csv", &derived)?;
+    let plots = vec![
+        ctx.plot(
+            "fig12-by-length.csv",
+            "fig12a-hit-ratio",
+            &line("scan_length", "hit_ratio", "policy", &[], "Fig. 12a: hit ratio vs scan length"),
+        )?,
+        ctx.plot(
+            "fig12-by-length.csv",
+            "fig12b-writes",
+            &line("scan_length", "page_writes", "policy", &[], "Fig. 12b: write count vs scan length"),
+        )?,
+    ];
     Ok(Section {
         title: "Fig. 12 — impact of the scan length".into(),
         setup: "Zipf 80–20, 100,000 references over pages 0..39,999, plus 50 read scans over pages 40,000..49,999 evenly spread; \
                 4,096 frames (the paper's \"4,096 MB\" read as 4,096 pages), page-mapped MICRON device."
             .into(),
         table: pivot(&rows, "scan length", len_of, short, |r| format!("{:.2}% / {}", 100.0 * r.hit_ratio, thousands(r.page_writes))),
-        files: vec!["fig12.csv".into()],
+        files: vec!["fig12.csv".into(), "fig12-by-length.csv".into()],
+        plots,
         claims,
         ..Default::default()
     })
@@ -666,11 +733,20 @@ fn table_9(ctx: &Ctx) -> Result<Section> {
             "run `flashbuf reproduce adlru` without --quick",
         ));
     }
+    let mut plots = Vec::new();
+    for (_, preset, _) in &cases {
+        plots.push(ctx.plot(
+            &format!("table9-{preset}.csv"),
+            &format!("table9-{preset}"),
+            &bars("policy_name", "runtime_s", "", &[], &format!("Table 9: runtime, {preset}")),
+        )?);
+    }
     Ok(Section {
         title: "Table 9 — runtime and CPU share on large traces".into(),
         setup: "Buffer 5% of the database (10 MB, 100 MB, 1 GB of 2 KiB pages), page-mapped MICRON device, six policies per trace run in parallel.".into(),
         table: markdown_table(&["trace", "policy", "runtime (s)", "CPU share", "paper runtime", "paper CPU share"], &table),
         files: cases.iter().map(|c| format!("table9-{}.csv", c.1)).collect(),
+        plots,
         claims,
         ..Default::default()
     })

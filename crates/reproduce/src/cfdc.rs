@@ -15,7 +15,7 @@ use flashbuf_flash::{DeviceConfig, DeviceKind, NandPreset};
 use flashbuf_policy::PolicyConfig;
 use rayon::prelude::*;
 
-use crate::exp::{Trace, thousands};
+use crate::exp::{Trace, bars, line, thousands};
 use crate::report::{Claim, Report, Section, markdown_table, pct_change};
 use crate::runner::Ctx;
 
@@ -227,6 +227,52 @@ pub fn reproduce(ctx: &Ctx) -> Result<Report> {
             &t4,
         ),
         files: vec!["cfdc-figs4-6.csv".into()],
+        plots: vec![
+            ctx.plot(
+                "cfdc-figs4-6.csv",
+                "fig4-tps",
+                &line(
+                    "buffer_pages",
+                    "tps",
+                    "policy",
+                    &[("store", "sim:fast/ref/log8")],
+                    "Fig. 4: throughput vs buffer size (FAST)",
+                ),
+            )?,
+            ctx.plot(
+                "cfdc-figs4-6.csv",
+                "fig5-flushes",
+                &line(
+                    "buffer_pages",
+                    "page_flushes",
+                    "policy",
+                    &[("store", "sim:fast/ref/log8")],
+                    "Fig. 5: page flushes (FAST)",
+                ),
+            )?,
+            ctx.plot(
+                "cfdc-figs4-6.csv",
+                "fig6-flush-cost",
+                &line(
+                    "buffer_pages",
+                    "avg_flush_us",
+                    "policy",
+                    &[("store", "sim:fast/ref/log8")],
+                    "Fig. 6: cost per page flush (FAST)",
+                ),
+            )?,
+            ctx.plot(
+                "cfdc-figs4-6.csv",
+                "fig4-tps-bast",
+                &line(
+                    "buffer_pages",
+                    "tps",
+                    "policy",
+                    &[("store", "sim:bast/ref/log8")],
+                    "Fig. 4: throughput vs buffer size (BAST)",
+                ),
+            )?,
+        ],
         claims,
         ..Default::default()
     });
@@ -254,11 +300,25 @@ pub fn reproduce(ctx: &Ctx) -> Result<Report> {
             line
         })
         .collect();
+    #[derive(serde::Serialize)]
+    struct Xy<'a> {
+        x: f64,
+        policy: &'a str,
+        tps: f64,
+    }
+    let d7: Vec<Xy> = rows7.iter().map(|r| Xy { x: 100.0 * upd(r), policy: short(r), tps: r.tps }).collect();
+    ctx.write_csv("cfdc-fig7-by-intensity.csv", &d7)?;
+    let mut spec7 = line("x", "tps", "policy", &[], "Fig. 7: throughput vs update intensity (FAST)");
+    spec7.x_label = Some("update intensity (%)".into());
+    spec7.y_label = Some("transactions per second".into());
+    spec7.log_y = true;
+    let plot7 = ctx.plot("cfdc-fig7-by-intensity.csv", "fig7-update-intensity", &spec7)?;
     report.sections.push(Section {
         title: "Fig. 7 — update intensity".into(),
         setup: "TPS on FAST at 4,096 pages (scaled in quick mode), the share of update transactions varied with the total fixed.".into(),
         table: markdown_table(&["update intensity", "LRU", "CFLRU", "CFDC"], &t7),
-        files: vec!["cfdc-fig7.csv".into()],
+        files: vec!["cfdc-fig7.csv".into(), "cfdc-fig7-by-intensity.csv".into()],
+        plots: vec![plot7],
         claims: vec![
             Claim::judged(
                 "§4.4: \"With 0% update intensity, i.e., no updates at all, CFDC and CFLRU degenerate to LRU and all three algorithms reached a very high throughput level of around 9,500 TPS\"",
@@ -299,11 +359,21 @@ pub fn reproduce(ctx: &Ctx) -> Result<Report> {
             line
         })
         .collect();
+    let d8: Vec<Xy> = rows8
+        .iter()
+        .map(|r| Xy { x: (r.range_queries + r.range_updates) as f64, policy: short(r), tps: r.tps })
+        .collect();
+    ctx.write_csv("cfdc-fig8-by-scans.csv", &d8)?;
+    let mut spec8 = line("x", "tps", "policy", &[], "Fig. 8: throughput vs number of scans (FAST)");
+    spec8.x_label = Some("range transactions".into());
+    spec8.y_label = Some("transactions per second".into());
+    let plot8 = ctx.plot("cfdc-fig8-by-scans.csv", "fig8-scans", &spec8)?;
     report.sections.push(Section {
         title: "Fig. 8 — sequentiality (number of scans)".into(),
         setup: "TPS on FAST at 4,096 pages; the number of range transactions (half queries, half updates) varied, point transactions as in the baseline.".into(),
         table: markdown_table(&["range transactions", "LRU", "CFLRU", "CFDC"], &t8),
-        files: vec!["cfdc-fig8.csv".into()],
+        files: vec!["cfdc-fig8.csv".into(), "cfdc-fig8-by-scans.csv".into()],
+        plots: vec![plot8],
         claims: vec![
             Claim::judged(
                 "§4.5: \"Obviously, the performance declines with an increasing sequentiality of the workload, because a scan lasts much longer than a single random access\"",
@@ -346,11 +416,24 @@ pub fn reproduce(ctx: &Ctx) -> Result<Report> {
     let (cl, cd) = (&rows9[..windows.len()], &rows9[windows.len()..]);
     let grows = |v: &[WorkloadResult]| v.last().unwrap().tps > v.first().unwrap().tps;
     let (gcl, gcd) = (cl.last().unwrap().tps - cl[0].tps, cd.last().unwrap().tps - cd[0].tps);
+    let d9: Vec<Xy> = windows
+        .iter()
+        .enumerate()
+        .flat_map(|(i, &w)| {
+            [Xy { x: 100.0 * w, policy: "cflru", tps: cl[i].tps }, Xy { x: 100.0 * w, policy: "cfdc", tps: cd[i].tps }]
+        })
+        .collect();
+    ctx.write_csv("cfdc-fig9-by-window.csv", &d9)?;
+    let mut spec9 = line("x", "tps", "policy", &[], "Fig. 9: throughput vs priority window (FAST)");
+    spec9.x_label = Some("window (% of the buffer)".into());
+    spec9.y_label = Some("transactions per second".into());
+    let plot9 = ctx.plot("cfdc-fig9-by-window.csv", "fig9-window", &spec9)?;
     report.sections.push(Section {
         title: "Fig. 9 — priority window size".into(),
         setup: "TPS on FAST at 4,096 pages for CFLRU (clean-first window w) and CFDC (priority window) from 12.5% to 87.5% of the buffer (the paper's axis says \"0.125% to 0.875%\", read as fractions).".into(),
         table: markdown_table(&["window", "CFLRU", "CFDC"], &t9),
-        files: vec!["cfdc-fig9.csv".into()],
+        files: vec!["cfdc-fig9.csv".into(), "cfdc-fig9-by-window.csv".into()],
+        plots: vec![plot9],
         claims: vec![
             Claim::judged(
                 "§4.6: \"both policies benefit from a larger priority window\"",
@@ -432,6 +515,11 @@ pub fn reproduce(ctx: &Ctx) -> Result<Report> {
         ),
         table: markdown_table(&["device", "policy", "page writes", "µs per write", "device time (s)", "merges s/p/f", "hit ratio"], &tr),
         files: vec!["cfdc-trace-replay.csv".into(), "engine-trace.fbt".into()],
+        plots: vec![ctx.plot(
+            "cfdc-trace-replay.csv",
+            "replay-device-time",
+            &bars("policy_name", "device_time_us", "device", &[], "The engine's page trace: device time per policy"),
+        )?],
         claims: replay_claims,
         ..Default::default()
     });

@@ -8,6 +8,9 @@ use flashbuf_policy::PolicyConfig;
 use flashbuf_sim::{ResultRow, RunSpec};
 use flashbuf_trace::{ReadOptions, TraceSpec};
 
+use flashbuf_report::PlotSpec;
+use flashbuf_report::plot::{ChartKind, Filter};
+
 use crate::report::markdown_table;
 
 /// A trace with what the runs need to know about it.
@@ -60,6 +63,25 @@ impl Trace {
         s.trace_label = self.label.clone();
         s
     }
+}
+
+/// A line chart of `y` (one or more comma-separated columns) against `x`, one series per value
+/// of `series` (comma-separated columns, or none), keeping rows that match every `column=value`
+/// filter.
+pub fn line(x: &str, y: &str, series: &str, filters: &[(&str, &str)], title: &str) -> PlotSpec {
+    let mut s = PlotSpec::new(x, y);
+    s.y = y.split(',').map(str::to_string).collect();
+    s.series = series.split(',').filter(|c| !c.is_empty()).map(str::to_string).collect();
+    s.filters = filters.iter().map(|(c, v)| Filter { column: c.to_string(), value: v.to_string() }).collect();
+    s.title = Some(title.to_string());
+    s
+}
+
+/// As [`line`], a grouped bar chart (categorical x).
+pub fn bars(x: &str, y: &str, series: &str, filters: &[(&str, &str)], title: &str) -> PlotSpec {
+    let mut s = line(x, y, series, filters, title);
+    s.kind = ChartKind::Bar;
+    s
 }
 
 /// Parses policy specs (they are literals of the experiments: a failure is a bug).

@@ -27,7 +27,7 @@ use flashbuf_policy::PolicyConfig;
 use flashbuf_sim::{ResultRow, WriteMiss};
 use flashbuf_trace::ReadOptions;
 
-use crate::exp::{Trace, thousands};
+use crate::exp::{Trace, bars, line, thousands};
 use crate::report::{Claim, Report, Section, markdown_table};
 use crate::runner::Ctx;
 
@@ -263,6 +263,39 @@ pub fn reproduce(ctx: &Ctx) -> Result<Report> {
         fast_spread.iter().all(|x| x.1 < 0.05),
         "similar taken as within 5%",
     ));
+    #[derive(serde::Serialize)]
+    struct Norm {
+        trace: String,
+        ftl: &'static str,
+        scheme: String,
+        normalized_time: f64,
+    }
+    let mut norm = Vec::new();
+    for (name, label) in &traces {
+        let base = time(get(label, "BAST", "lru"));
+        for ftl in ["BAST", "FAST"] {
+            for p in main.iter().copied().chain([best_ref.as_str()]) {
+                let r = get(label, ftl, p);
+                let scheme = if r.policy_name == "ref" { "ref (75%, 3)".to_string() } else { r.policy_name.clone() };
+                norm.push(Norm { trace: name.clone(), ftl, scheme, normalized_time: time(r) / base });
+            }
+        }
+    }
+    ctx.write_csv("ref-fig8-normalized.csv", &norm)?;
+    let mut fig8_plots = Vec::new();
+    for (name, _) in &traces {
+        fig8_plots.push(ctx.plot(
+            "ref-fig8-normalized.csv",
+            &format!("fig8-{name}"),
+            &bars(
+                "scheme",
+                "normalized_time",
+                "ftl",
+                &[("trace", name)],
+                &format!("Fig. 8: execution time normalised by LRU/BAST, {name}"),
+            ),
+        )?);
+    }
     let mut header: Vec<String> = vec!["trace".into(), "FTL".into(), "LRU".into(), "FAB".into(), "BPLRU".into()];
     header.extend(s.vw.iter().map(|vw| format!("REF VW={vw}% VB=8")));
     header.extend(s.vb.iter().map(|vb| format!("REF VW=75% VB={vb}")));
@@ -271,7 +304,8 @@ pub fn reproduce(ctx: &Ctx) -> Result<Report> {
         title: "Fig. 8 — normalised execution time".into(),
         setup: "Flash time of each scheme divided by LRU's under BAST on the same trace.".into(),
         table: markdown_table(&header, &table),
-        files: vec!["ref-figs8-11.csv".into()],
+        files: vec!["ref-figs8-11.csv".into(), "ref-fig8-normalized.csv".into()],
+        plots: fig8_plots,
         claims,
         ..Default::default()
     });
@@ -362,6 +396,25 @@ pub fn reproduce(ctx: &Ctx) -> Result<Report> {
         erase_ok,
         "erases of BPLRU below REF's and its reads + programs above REF's",
     ));
+    let ie = traces[0].1.clone();
+    let mut f9: Vec<(&str, &str)> =
+        ["lru", "fab:ppb=64", "bplru:ppb=64", best_ref.as_str()].iter().map(|p| ("policy", *p)).collect();
+    f9.extend([("trace", ie.as_str()), ("device", "bast/ref/log8")]);
+    let fig9_plot = ctx.plot(
+        "ref-figs8-11.csv",
+        "fig9-merges-bast",
+        &bars(
+            "policy_name",
+            "merges_switch,merges_partial,merges_full",
+            "",
+            &f9,
+            "Fig. 9: block merges by type (ie, BAST)",
+        ),
+    )?;
+    let mut nand =
+        bars("policy_name", "flash_reads,flash_programs,erases", "", &f9, "Fig. 10: NAND operations (ie, BAST)");
+    nand.log_y = true;
+    let fig10_plot = ctx.plot("ref-figs8-11.csv", "fig10-nand-bast", &nand)?;
     report.sections.push(Section {
         title: "Fig. 9 — block merges by type".into(),
         setup: "LRU, FAB, BPLRU and REF (VW = 75%, |VB| = 3) on every stand-in; the paper shows the IE trace.".into(),
@@ -370,6 +423,7 @@ pub fn reproduce(ctx: &Ctx) -> Result<Report> {
             &t9,
         ),
         files: vec!["ref-figs8-11.csv".into()],
+        plots: vec![fig9_plot],
         claims: claims9,
         ..Default::default()
     });
@@ -378,6 +432,7 @@ pub fn reproduce(ctx: &Ctx) -> Result<Report> {
         setup: "Page reads, page programs and block erases of the flash chip.".into(),
         table: markdown_table(&["trace", "FTL", "scheme", "page reads", "page programs", "block erases"], &t10),
         files: vec!["ref-figs8-11.csv".into()],
+        plots: vec![fig10_plot],
         claims: claims10,
         ..Default::default()
     });
@@ -411,6 +466,42 @@ pub fn reproduce(ctx: &Ctx) -> Result<Report> {
             t11.push(line);
         }
     }
+    #[derive(serde::Serialize)]
+    struct Pad {
+        trace: String,
+        ftl: &'static str,
+        threshold_percent: u32,
+        normalized_time: f64,
+    }
+    let mut pads = Vec::new();
+    for (name, label) in &traces {
+        for ftl in ["BAST", "FAST"] {
+            let r = time(get(label, ftl, &best_ref));
+            for &pad in &s.pads {
+                let v = if pad == 100 {
+                    1.0
+                } else {
+                    time(get(label, ftl, &format!("bp-ref:vw=0.75,vb=3,ppb=64,pad={}", pad as f64 / 100.0))) / r
+                };
+                pads.push(Pad { trace: name.clone(), ftl, threshold_percent: pad, normalized_time: v });
+            }
+        }
+    }
+    ctx.write_csv("ref-fig11-padding.csv", &pads)?;
+    let mut fig11_plots = Vec::new();
+    for (name, _) in &traces {
+        fig11_plots.push(ctx.plot(
+            "ref-fig11-padding.csv",
+            &format!("fig11-{name}"),
+            &line(
+                "threshold_percent",
+                "normalized_time",
+                "ftl",
+                &[("trace", name)],
+                &format!("Fig. 11: BP-REF time / REF time, {name}"),
+            ),
+        )?);
+    }
     let mut header: Vec<String> = vec!["trace".into(), "FTL".into()];
     header.extend(s.pads.iter().map(|p| format!("{p}%")));
     let header: Vec<&str> = header.iter().map(String::as_str).collect();
@@ -442,7 +533,8 @@ pub fn reproduce(ctx: &Ctx) -> Result<Report> {
                 (BP-REF pads when a victim block has more than threshold × 64 victim pages)."
                 .into(),
         table: markdown_table(&header, &t11),
-        files: vec!["ref-figs8-11.csv".into()],
+        files: vec!["ref-figs8-11.csv".into(), "ref-fig11-padding.csv".into()],
+        plots: fig11_plots,
         claims: claims11,
         ..Default::default()
     });

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use anyhow::Result;
-use flashbuf_report::OutputFile;
+use flashbuf_report::{CsvTable, OutputFile, PlotSpec};
 use flashbuf_sim::{ResultRow, RunSpec, execute};
 use rayon::prelude::*;
 
@@ -81,6 +81,15 @@ impl Ctx<'_> {
             c.flush()?;
             Ok(())
         })
+    }
+
+    /// Plots one of this report's CSV files (`<out>/<csv>`) as `spec` says into
+    /// `<out>/<name>.svg` and `<out>/<name>.png`; returns the PNG's file name for the report.
+    pub fn plot(&self, csv: &str, name: &str, spec: &PlotSpec) -> Result<String> {
+        let table = CsvTable::read(&self.out.join(csv))?;
+        flashbuf_report::plot::plot(&table, spec, &self.out.join(name))
+            .map_err(|e| anyhow::anyhow!("plot {name}: {e}"))?;
+        Ok(format!("{name}.png"))
     }
 
     /// A real trace from the shared directory, if present.
