@@ -1,0 +1,40 @@
+//! `flashbuf reproduce all --quick` from scratch: every paper writes its report, and every file
+//! and plot the report links to exists.
+
+use std::path::Path;
+use std::process::Command;
+
+#[test]
+fn reproduce_all_quick_writes_every_report_and_plot() {
+    let out = tempfile::tempdir().unwrap();
+    let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces");
+    let o = Command::new(env!("CARGO_BIN_EXE_flashbuf"))
+        .args(["reproduce", "all", "--quick", "-q", "--out"])
+        .arg(out.path())
+        .arg("--traces")
+        .arg(&shared)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{stderr}");
+    for paper in ["adlru", "cfdc", "ref", "gather"] {
+        let dir = out.path().join(paper);
+        let report = std::fs::read_to_string(dir.join("REPORT.md")).unwrap_or_else(|e| panic!("{paper}: {e}"));
+        assert!(report.starts_with("# "), "{paper}: title");
+        assert!(report.contains("Claims checked:"), "{paper}: tally");
+        assert!(report.matches("\n## ").count() >= 3, "{paper}: sections");
+        assert!(report.contains("| the paper says | we measured | verdict | why |"), "{paper}: claims table");
+        // Every linked file exists; every plot has its PNG and SVG.
+        let mut plots = 0;
+        for link in report.split("](").skip(1).map(|s| &s[..s.find(')').unwrap()]) {
+            assert!(dir.join(link).is_file(), "{paper}: {link} is linked but missing");
+            if let Some(base) = link.strip_suffix(".png") {
+                plots += 1;
+                assert!(dir.join(format!("{base}.svg")).is_file(), "{paper}: {base}.svg");
+                let png = std::fs::read(dir.join(link)).unwrap();
+                assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "{paper}: {link} is a PNG");
+            }
+        }
+        assert!(plots >= 3, "{paper}: only {plots} plots");
+    }
+}
