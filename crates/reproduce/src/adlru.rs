@@ -224,7 +224,6 @@ fn figs_6_to_8(ctx: &Ctx) -> Result<Vec<Section>> {
             ),
         )?],
         claims,
-        ..Default::default()
     });
 
     // Fig. 7a–d: write counts.
@@ -353,7 +352,6 @@ fn figs_6_to_8(ctx: &Ctx) -> Result<Vec<Section>> {
                 ),
             )?],
             claims,
-            ..Default::default()
         });
     }
 
@@ -376,7 +374,6 @@ fn figs_6_to_8(ctx: &Ctx) -> Result<Vec<Section>> {
             r > 0.99,
             "nearly proportional taken as r > 0.99",
         )],
-        ..Default::default()
     });
     Ok(sections)
 }
@@ -440,7 +437,6 @@ fn fig_9(ctx: &Ctx) -> Result<Section> {
             ctx.plot("fig9.csv", "fig9b-runtime", &bars("policy_name", "runtime_s", "", &[], "Fig. 9b: runtime, Zipf 1000k-100k, 10 MB"))?,
         ],
         claims,
-        ..Default::default()
     })
 }
 
@@ -499,7 +495,6 @@ fn fig_10(ctx: &Ctx) -> Result<Option<Section>> {
             &line("buffer_pages", "hit_ratio", "policy_name", &[], "Fig. 10: hit ratio, OLTP trace"),
         )?],
         claims,
-        ..Default::default()
     }))
 }
 
@@ -558,7 +553,6 @@ fn fig_11(ctx: &Ctx) -> Result<Section> {
         files: vec!["fig11.csv".into()],
         plots: vec![ctx.plot("fig11.csv", "fig11-min-lc", &line("param:min_lc", "page_writes", "trace", &[], "Fig. 11: AD-LRU write count vs min_lc"))?],
         claims,
-        ..Default::default()
     })
 }
 
@@ -667,7 +661,6 @@ fn fig_12(ctx: &Ctx) -> Result<Section> {
         files: vec!["fig12.csv".into(), "fig12-by-length.csv".into()],
         plots,
         claims,
-        ..Default::default()
     })
 }
 
@@ -748,6 +741,5 @@ fn table_9(ctx: &Ctx) -> Result<Section> {
         files: cases.iter().map(|c| format!("table9-{}.csv", c.1)).collect(),
         plots,
         claims,
-        ..Default::default()
     })
 }

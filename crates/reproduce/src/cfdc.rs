@@ -274,7 +274,6 @@ pub fn reproduce(ctx: &Ctx) -> Result<Report> {
             )?,
         ],
         claims,
-        ..Default::default()
     });
 
     // Fig. 7: update intensity (FAST, 4,096 pages).
@@ -333,7 +332,6 @@ pub fn reproduce(ctx: &Ctx) -> Result<Report> {
                 "agree if CFDC is clearly ahead (over ×1.2) and CFLRU within 5% of LRU (\"it degenerates to LRU if all buffer pages are dirty\"); the factor itself is device-specific",
             ),
         ],
-        ..Default::default()
     });
 
     // Fig. 8: number of scans.
@@ -388,7 +386,6 @@ pub fn reproduce(ctx: &Ctx) -> Result<Report> {
                 "agree if the gain with the most scans is below the gain with none",
             ),
         ],
-        ..Default::default()
     });
 
     // Fig. 9: window size.
@@ -448,7 +445,6 @@ pub fn reproduce(ctx: &Ctx) -> Result<Report> {
                 "agree if CFDC gains more throughput than CFLRU from the larger window",
             ),
         ],
-        ..Default::default()
     });
 
     // The engine's page trace through the simulator: every policy on the same reference string.
@@ -521,7 +517,6 @@ pub fn reproduce(ctx: &Ctx) -> Result<Report> {
             &bars("policy_name", "device_time_us", "device", &[], "The engine's page trace: device time per policy"),
         )?],
         claims: replay_claims,
-        ..Default::default()
     });
     Ok(report)
 }

@@ -114,7 +114,6 @@ pub fn reproduce(ctx: &Ctx) -> Result<Report> {
             "on the log-block FTL the cost grows with the distance up to a block's width, as the paper conjectures for block mapping; \
              the page-mapped FTL (last row) does not depend on distance, the paper's \"subset of flash devices\" caveat",
         )],
-        ..Default::default()
     });
 
     // Figs. 5/6 analogue: writes/s vs pool size.
@@ -214,7 +213,6 @@ pub fn reproduce(ctx: &Ctx) -> Result<Report> {
             },
         ],
         claims,
-        ..Default::default()
     });
 
     // The paper's model with the paper's USB key figures.

@@ -307,7 +307,6 @@ pub fn reproduce(ctx: &Ctx) -> Result<Report> {
         files: vec!["ref-figs8-11.csv".into(), "ref-fig8-normalized.csv".into()],
         plots: fig8_plots,
         claims,
-        ..Default::default()
     });
 
     // Figs. 9 and 10: merges by type, NAND operations.
@@ -425,7 +424,6 @@ pub fn reproduce(ctx: &Ctx) -> Result<Report> {
         files: vec!["ref-figs8-11.csv".into()],
         plots: vec![fig9_plot],
         claims: claims9,
-        ..Default::default()
     });
     report.sections.push(Section {
         title: "Fig. 10 — NAND operations".into(),
@@ -434,7 +432,6 @@ pub fn reproduce(ctx: &Ctx) -> Result<Report> {
         files: vec!["ref-figs8-11.csv".into()],
         plots: vec![fig10_plot],
         claims: claims10,
-        ..Default::default()
     });
 
     // Fig. 11: BP-REF's padding threshold.
@@ -536,7 +533,6 @@ pub fn reproduce(ctx: &Ctx) -> Result<Report> {
         files: vec!["ref-figs8-11.csv".into(), "ref-fig11-padding.csv".into()],
         plots: fig11_plots,
         claims: claims11,
-        ..Default::default()
     });
     Ok(report)
 }
