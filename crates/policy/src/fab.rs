@@ -192,17 +192,25 @@ struct Entry {
 /// usually touches one cache line, and nothing is allocated after construction.
 #[derive(Clone, Debug)]
 pub(crate) struct BlockTable {
+    /// Direct map for block numbers below [`DENSE_BLOCKS`] (`NIL` = absent), grown to the
+    /// largest such number seen: one array index per lookup for the usual dense page ranges.
+    dense: Vec<u32>,
+    /// Open-addressing hash for larger (sparse) block numbers.
     table: Vec<Entry>,
     shift: u32,
     key: Vec<u64>,
     free: Vec<u32>,
 }
 
+/// Block numbers below this are direct-mapped (at most 16 MiB of table).
+const DENSE_BLOCKS: u64 = 1 << 22;
+
 impl BlockTable {
     /// A table for at most `slots` live blocks.
     pub(crate) fn new(slots: usize) -> Self {
         let cap = (2 * slots).max(2).next_power_of_two();
         BlockTable {
+            dense: Vec::new(),
             table: vec![Entry { key: 0, slot: NIL }; cap],
             shift: 64 - cap.trailing_zeros(),
             key: vec![u64::MAX; slots],
@@ -235,6 +243,9 @@ impl BlockTable {
     /// The slot of block `key`, if live.
     #[inline]
     pub(crate) fn get(&self, key: u64) -> Option<u32> {
+        if key < DENSE_BLOCKS {
+            return self.dense.get(key as usize).copied().filter(|&s| s != NIL);
+        }
         match self.find(key) {
             (i, true) => Some(self.table[i].slot),
             _ => None,
@@ -244,6 +255,19 @@ impl BlockTable {
     /// The slot of block `key`, allocating one if needed; the flag says it was allocated.
     #[inline]
     pub(crate) fn get_or_insert(&mut self, key: u64) -> (u32, bool) {
+        if key < DENSE_BLOCKS {
+            if key as usize >= self.dense.len() {
+                self.grow(key);
+            }
+            let d = self.dense[key as usize];
+            if d != NIL {
+                return (d, false);
+            }
+            let s = self.free.pop().expect("block table sized for every live block");
+            self.key[s as usize] = key;
+            self.dense[key as usize] = s;
+            return (s, true);
+        }
         let (i, found) = self.find(key);
         if found {
             return (self.table[i].slot, false);
@@ -254,10 +278,24 @@ impl BlockTable {
         (s, true)
     }
 
+    #[cold]
+    fn grow(&mut self, key: u64) {
+        let want = (key + 1).max(2 * self.dense.len() as u64).clamp(1024, DENSE_BLOCKS);
+        self.dense.resize(want as usize, NIL);
+    }
+
     /// Frees `slot`.
     #[inline]
     pub(crate) fn release(&mut self, slot: u32) {
-        let (mut i, found) = self.find(self.key[slot as usize]);
+        let key = self.key[slot as usize];
+        if key < DENSE_BLOCKS {
+            debug_assert_eq!(self.dense[key as usize], slot);
+            self.dense[key as usize] = NIL;
+            self.key[slot as usize] = u64::MAX;
+            self.free.push(slot);
+            return;
+        }
+        let (mut i, found) = self.find(key);
         debug_assert!(found && self.table[i].slot == slot);
         // Backward-shift deletion: pull later entries of the probe run into the hole.
         let mask = self.table.len() - 1;
@@ -294,13 +332,23 @@ impl BlockTable {
 
     /// Live slots, in no particular order (for invariant checks).
     pub(crate) fn live(&self) -> impl Iterator<Item = (u64, u32)> + '_ {
-        self.table.iter().filter(|e| e.slot != NIL).map(|e| (e.key, e.slot))
+        let dense = self.dense.iter().enumerate().filter(|&(_, &s)| s != NIL).map(|(k, &s)| (k as u64, s));
+        dense.chain(self.table.iter().filter(|e| e.slot != NIL).map(|e| (e.key, e.slot)))
     }
 
     /// Checks that table, keys and free list agree and that every key is reachable.
     pub(crate) fn check(&self) -> Result<(), String> {
         let mut live = 0usize;
+        for (k, &s) in self.dense.iter().enumerate().filter(|&(_, &s)| s != NIL) {
+            live += 1;
+            if self.key[s as usize] != k as u64 {
+                return Err(format!("block table: slot {s} records key {} not {k}", self.key[s as usize]));
+            }
+        }
         for e in self.table.iter().filter(|e| e.slot != NIL) {
+            if e.key < DENSE_BLOCKS {
+                return Err(format!("block table: key {} is in the hash part", e.key));
+            }
             live += 1;
             if self.key[e.slot as usize] != e.key {
                 return Err(format!(
@@ -730,7 +778,8 @@ mod table_tests {
             let mut t = BlockTable::new(24);
             let mut m: HashMap<u64, u32> = HashMap::new();
             for (insert, k) in ops {
-                let key = k << 40 | (k % 3);
+                // Even k: small keys (direct map); odd k: sparse keys colliding in the hash.
+                let key = if k % 2 == 0 { k * 1000 } else { k << 40 | (k % 3) };
                 if insert && (m.len() < 24 || m.contains_key(&key)) {
                     let (s, created) = t.get_or_insert(key);
                     prop_assert_eq!(created, !m.contains_key(&key));

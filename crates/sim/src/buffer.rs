@@ -140,6 +140,12 @@ impl<R: Replacer, D: Device> Buffer<R, D> {
         })
     }
 
+    /// Hints that `page` will be requested soon (see [`PageTable::prefetch`]).
+    #[inline(always)]
+    pub fn prefetch(&self, page: u64) {
+        self.table.prefetch(page);
+    }
+
     /// Serves one request. `next_use` is the virtual time of the page's next access, for
     /// policies that need the future ([`NEVER`] otherwise).
     #[inline]

@@ -15,6 +15,10 @@ use crate::buffer::{Buffer, Counters, SimError, WriteMiss};
 /// Requests read from the trace per batch.
 pub const BATCH: usize = 1 << 14;
 
+/// How many requests ahead the page-table slot of a request is prefetched: far enough for the
+/// memory access to complete, near enough to stay in cache.
+const PREFETCH_AHEAD: usize = 16;
+
 /// Why a run failed.
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
@@ -123,7 +127,10 @@ impl<D: Device> PolicyVisitor for Drive<'_, D> {
             let mut seen = 0u64;
             while self.trace.next_batch(&mut batch, BATCH)? > 0 {
                 if check == u64::MAX {
-                    for req in &batch {
+                    for (i, req) in batch.iter().enumerate() {
+                        if let Some(ahead) = batch.get(i + PREFETCH_AHEAD) {
+                            buffer.prefetch(ahead.page);
+                        }
                         buffer.access(req, NEVER)?;
                     }
                 } else {
