@@ -7,14 +7,13 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand, ValueEnum};
-use flashbuf_engine::report::{format_table, write_csv, write_json};
 use flashbuf_engine::store::StoreSpec;
-use flashbuf_engine::workload::{WorkloadConfig, run_workload, with_window};
+use flashbuf_engine::workload::{WorkloadConfig, WorkloadResult, run_workload, with_window};
 use flashbuf_flash::{DeviceConfig, DeviceKind, NandPreset};
 use flashbuf_policy::PolicyConfig;
 
 use crate::args::{parse_buffers, parse_policies};
-use flashbuf_report::OutputFile;
+use flashbuf_report::{Column, OutputFile, format_table, thousands, write_csv, write_json};
 
 /// The policies compared when `--policy` is not given (the CFDC paper's three; those not built
 /// into this binary are left out).
@@ -249,7 +248,7 @@ fn bench(a: BenchArgs) -> Result<()> {
 
     let mut buf = Vec::new();
     match a.output {
-        OutputFormat::Table => buf.extend_from_slice(format_table(&rows).as_bytes()),
+        OutputFormat::Table => buf.extend_from_slice(format_table(&rows, ENGINE_COLUMNS).as_bytes()),
         OutputFormat::Csv => write_csv(&rows, &mut buf)?,
         OutputFormat::Json => write_json(&rows, &mut buf)?,
     }
@@ -262,6 +261,27 @@ fn bench(a: BenchArgs) -> Result<()> {
     }
     Ok(())
 }
+
+/// The columns of the engine's result table.
+const ENGINE_COLUMNS: &[Column<WorkloadResult>] = &[
+    Column { header: "policy", cell: |r| r.policy.clone(), numeric: false },
+    Column { header: "store", cell: |r| r.store.clone(), numeric: false },
+    Column { header: "buffer (pages)", cell: |r| thousands(r.buffer_pages), numeric: true },
+    Column { header: "workers", cell: |r| r.workers.to_string(), numeric: true },
+    Column { header: "TPS", cell: |r| format!("{:.1}", r.tps), numeric: true },
+    Column { header: "time (s)", cell: |r| format!("{:.2}", r.time_s), numeric: true },
+    Column { header: "device (s)", cell: |r| format!("{:.2}", r.device_s), numeric: true },
+    Column { header: "hit ratio (%)", cell: |r| format!("{:.2}", 100.0 * r.hit_ratio), numeric: true },
+    Column { header: "page reads", cell: |r| thousands(r.page_reads), numeric: true },
+    Column { header: "page flushes", cell: |r| thousands(r.page_flushes), numeric: true },
+    Column { header: "µs/flush", cell: |r| format!("{:.1}", r.avg_flush_us), numeric: true },
+    Column { header: "erases", cell: |r| thousands(r.erases), numeric: true },
+    Column {
+        header: "merges s/p/f",
+        cell: |r| format!("{}/{}/{}", r.merges_switch, r.merges_partial, r.merges_full),
+        numeric: true,
+    },
+];
 
 #[cfg(test)]
 mod tests {

@@ -303,27 +303,6 @@ impl BufferStats {
     }
 }
 
-/// Counter differences `after − before`; the erase-count statistics (lifetime wear) are taken
-/// from `after`.
-pub fn device_delta(after: &DeviceStats, before: &DeviceStats) -> DeviceStats {
-    DeviceStats {
-        host_reads: after.host_reads - before.host_reads,
-        host_writes: after.host_writes - before.host_writes,
-        flash_reads: after.flash_reads - before.flash_reads,
-        flash_programs: after.flash_programs - before.flash_programs,
-        erases: after.erases - before.erases,
-        page_copies: after.page_copies - before.page_copies,
-        merges_switch: after.merges_switch - before.merges_switch,
-        merges_partial: after.merges_partial - before.merges_partial,
-        merges_full: after.merges_full - before.merges_full,
-        time_ns: after.time_ns - before.time_ns,
-        erase_count_min: after.erase_count_min,
-        erase_count_max: after.erase_count_max,
-        erase_count_mean: after.erase_count_mean,
-        erase_count_std: after.erase_count_std,
-    }
-}
-
 /// One buffer frame: its bytes behind the latch, its pin count, and whether a load into it
 /// failed.
 pub struct Frame {
@@ -1049,7 +1028,7 @@ impl<S: PageStore, P: BufferPolicy> BufferManager<S, P> {
     /// The store's counters since creation or the last [`reset_stats`](Self::reset_stats).
     pub fn device_stats(&self) -> DeviceStats {
         let now = self.lock_file().as_ref().map(|f| f.store().stats()).unwrap_or_default();
-        device_delta(&now, &self.device_base.lock().unwrap_or_else(|e| e.into_inner()))
+        now.since(&self.device_base.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
     /// A label of the store (for reports).

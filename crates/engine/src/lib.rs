@@ -16,7 +16,7 @@
 //!   updates over one million records, 80–20 self-similar keys) and its measurements
 //!   (transactions per second, page flushes, cost per flush), as a library function returning a
 //!   serialisable [`WorkloadResult`]; [`store`] builds the store a run
-//!   uses; [`report`] prints results as a table, CSV or JSON.
+//!   uses.
 //!
 //! ```
 //! use flashbuf_engine::btree::BTree;
@@ -43,7 +43,6 @@
 pub mod btree;
 pub mod buffer;
 pub mod page;
-pub mod report;
 pub mod store;
 pub mod workload;
 

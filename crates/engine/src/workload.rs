@@ -51,7 +51,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Instant;
 
-use flashbuf_flash::{DeviceError, PageStore, StoreError};
+use flashbuf_flash::{DeviceError, PageStore, StoreError, thread_cpu_s};
 use flashbuf_policy::{AnyPolicy, PolicyConfig, PolicyError};
 use flashbuf_trace::generators::SelfSimilarTrace;
 use flashbuf_trace::rng::PortableRng;
@@ -515,17 +515,6 @@ pub struct WorkloadResult {
     pub write_amplification: f64,
     /// Direct I/O fallback note for a file store (empty otherwise).
     pub note: String,
-}
-
-/// CPU time of the calling thread, in seconds.
-fn thread_cpu_s() -> f64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: `ts` is a valid, writable timespec; CLOCK_THREAD_CPUTIME_ID is supported on Linux.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    if rc != 0 {
-        return 0.0;
-    }
-    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
 }
 
 /// Creates a trace writer for `path` by its extension (`.fbt` binary, `.txt` text).

@@ -106,6 +106,37 @@ impl DeviceStats {
     pub fn merges(&self) -> u64 {
         self.merges_switch + self.merges_partial + self.merges_full
     }
+
+    /// The work done since `before` (an earlier snapshot of the same device): every counter
+    /// is a difference; the erase-count distribution, which describes wear, is `self`'s.
+    pub fn since(&self, before: &DeviceStats) -> DeviceStats {
+        DeviceStats {
+            host_reads: self.host_reads - before.host_reads,
+            host_writes: self.host_writes - before.host_writes,
+            flash_reads: self.flash_reads - before.flash_reads,
+            flash_programs: self.flash_programs - before.flash_programs,
+            erases: self.erases - before.erases,
+            page_copies: self.page_copies - before.page_copies,
+            merges_switch: self.merges_switch - before.merges_switch,
+            merges_partial: self.merges_partial - before.merges_partial,
+            merges_full: self.merges_full - before.merges_full,
+            time_ns: self.time_ns - before.time_ns,
+            ..self.clone()
+        }
+    }
+}
+
+/// CPU time consumed so far by the calling thread, in seconds (the "CPU time" of the AD-LRU
+/// paper's runtime model, measured by the simulator and the engine alike).
+pub fn thread_cpu_s() -> f64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes into the timespec we own; CLOCK_THREAD_CPUTIME_ID is
+    // supported on every platform flashbuf builds on (Linux, macOS, the BSDs).
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    if rc != 0 {
+        return 0.0;
+    }
+    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
 }
 
 /// A page-addressed storage device with simulated timing.

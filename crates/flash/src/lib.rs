@@ -44,7 +44,7 @@ pub mod nand;
 mod store;
 
 pub use config::{AnyDevice, DeviceConfig, DeviceKind, Precondition, precondition};
-pub use device::{Device, DeviceError, DeviceStats, Nanos};
+pub use device::{Device, DeviceError, DeviceStats, Nanos, thread_cpu_s};
 pub use ftl::bast::{BastFtl, BastFtlConfig};
 pub use ftl::block::{BlockFtl, BlockFtlConfig};
 pub use ftl::fast::{FastFtl, FastFtlConfig};

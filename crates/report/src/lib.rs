@@ -16,11 +16,9 @@ mod table;
 pub use csvtable::CsvTable;
 pub use output::{OutputError, OutputFile};
 pub use plot::{PlotError, PlotSpec};
-pub use table::{Column, DEFAULT_COLUMNS, DEVICE_COLUMNS, format_table};
+pub use table::{Column, DEFAULT_COLUMNS, DEVICE_COLUMNS, format_table, thousands};
 
 use std::io::Write;
-
-use flashbuf_sim::ResultRow;
 
 /// Why output could not be produced.
 #[derive(Debug, thiserror::Error)]
@@ -36,8 +34,8 @@ pub enum ReportError {
     Json(#[from] serde_json::Error),
 }
 
-/// Writes `rows` as CSV with a header line (every field of [`ResultRow`]).
-pub fn write_csv<W: Write>(rows: &[ResultRow], out: W) -> Result<(), ReportError> {
+/// Writes `rows` as CSV with a header line (every field of the row type, e.g. [`flashbuf_sim::ResultRow`]).
+pub fn write_csv<T: serde::Serialize, W: Write>(rows: &[T], out: W) -> Result<(), ReportError> {
     let mut w = csv::Writer::from_writer(out);
     for r in rows {
         w.serialize(r)?;
@@ -47,7 +45,7 @@ pub fn write_csv<W: Write>(rows: &[ResultRow], out: W) -> Result<(), ReportError
 }
 
 /// Writes `rows` as a pretty-printed JSON array of objects.
-pub fn write_json<W: Write>(rows: &[ResultRow], mut out: W) -> Result<(), ReportError> {
+pub fn write_json<T: serde::Serialize, W: Write>(rows: &[T], mut out: W) -> Result<(), ReportError> {
     serde_json::to_writer_pretty(&mut out, rows)?;
     writeln!(out)?;
     Ok(())

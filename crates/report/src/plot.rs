@@ -737,18 +737,6 @@ fn log_axis(min: f64, max: f64) -> Axis {
     Axis { lo, hi, log: true, ticks, step: 0.0 }
 }
 
-fn group_thousands(v: u64) -> String {
-    let s = v.to_string();
-    let mut out = String::with_capacity(s.len() + s.len() / 3);
-    for (i, ch) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(ch);
-    }
-    out
-}
-
 /// A tick label: thousands separators below a million, `M`/`G` above, decimals as the tick
 /// spacing `step` needs (`step` 0: as the value itself needs, for log axes).
 pub fn format_tick(v: f64, step: f64) -> String {
@@ -778,7 +766,7 @@ pub fn format_tick(v: f64, step: f64) -> String {
     }
     let d = decimals(1.0);
     if d == 0 {
-        return format!("{sign}{}", group_thousands(a.round() as u64));
+        return format!("{sign}{}", crate::table::thousands(a.round() as u64));
     }
     format!("{v:.d$}")
 }

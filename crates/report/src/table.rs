@@ -1,19 +1,27 @@
-//! Aligned plain-text tables of result rows.
+//! Aligned plain-text tables of rows of any type.
 
 use flashbuf_sim::ResultRow;
 
-/// One column of a text table: a header and how to render a row's cell.
-#[derive(Clone, Copy)]
-pub struct Column {
+/// One column of a text table over rows of type `T`: a header and how to render a row's cell.
+pub struct Column<T> {
     /// Header text (with unit).
     pub header: &'static str,
     /// Renders the cell.
-    pub cell: fn(&ResultRow) -> String,
+    pub cell: fn(&T) -> String,
     /// Right-align (numbers) or left-align (labels).
     pub numeric: bool,
 }
 
-fn int(v: u64) -> String {
+impl<T> Clone for Column<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for Column<T> {}
+
+/// `1234567` → `1,234,567`: the thousands separators of every table and report.
+pub fn thousands(v: u64) -> String {
     let s = v.to_string();
     let mut out = String::with_capacity(s.len() + s.len() / 3);
     for (i, ch) in s.chars().enumerate() {
@@ -26,21 +34,21 @@ fn int(v: u64) -> String {
 }
 
 /// The columns of a buffer comparison: policy, buffer, hit ratio, reads, writes, device time.
-pub const DEFAULT_COLUMNS: &[Column] = &[
+pub const DEFAULT_COLUMNS: &[Column<ResultRow>] = &[
     Column { header: "trace", cell: |r| r.trace.clone(), numeric: false },
     Column { header: "policy", cell: |r| r.policy.clone(), numeric: false },
-    Column { header: "buffer (pages)", cell: |r| int(r.buffer_pages), numeric: true },
+    Column { header: "buffer (pages)", cell: |r| thousands(r.buffer_pages), numeric: true },
     Column { header: "hit ratio (%)", cell: |r| format!("{:.2}", 100.0 * r.hit_ratio), numeric: true },
-    Column { header: "page reads", cell: |r| int(r.page_reads), numeric: true },
-    Column { header: "page writes", cell: |r| int(r.page_writes), numeric: true },
+    Column { header: "page reads", cell: |r| thousands(r.page_reads), numeric: true },
+    Column { header: "page writes", cell: |r| thousands(r.page_writes), numeric: true },
     Column { header: "device time (s)", cell: |r| format!("{:.3}", r.device_time_us / 1e6), numeric: true },
     Column { header: "Mreq/s", cell: |r| format!("{:.1}", r.requests_per_s / 1e6), numeric: true },
 ];
 
 /// Extra columns shown when the device is a flash translation layer.
-pub const DEVICE_COLUMNS: &[Column] = &[
-    Column { header: "erases", cell: |r| int(r.erases), numeric: true },
-    Column { header: "page copies", cell: |r| int(r.page_copies), numeric: true },
+pub const DEVICE_COLUMNS: &[Column<ResultRow>] = &[
+    Column { header: "erases", cell: |r| thousands(r.erases), numeric: true },
+    Column { header: "page copies", cell: |r| thousands(r.page_copies), numeric: true },
     Column {
         header: "merges s/p/f",
         cell: |r| format!("{}/{}/{}", r.merges_switch, r.merges_partial, r.merges_full),
@@ -50,7 +58,7 @@ pub const DEVICE_COLUMNS: &[Column] = &[
 ];
 
 /// Renders `rows` under `columns`, each column as wide as its widest cell.
-pub fn format_table(rows: &[ResultRow], columns: &[Column]) -> String {
+pub fn format_table<T>(rows: &[T], columns: &[Column<T>]) -> String {
     let cells: Vec<Vec<String>> = rows.iter().map(|r| columns.iter().map(|c| (c.cell)(r)).collect()).collect();
     let widths: Vec<usize> = columns
         .iter()
@@ -93,9 +101,9 @@ mod tests {
 
     #[test]
     fn thousands_separators() {
-        assert_eq!(int(0), "0");
-        assert_eq!(int(999), "999");
-        assert_eq!(int(1000), "1,000");
-        assert_eq!(int(1234567), "1,234,567");
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1000), "1,000");
+        assert_eq!(thousands(1234567), "1,234,567");
     }
 }

@@ -127,18 +127,7 @@ pub fn pivot(
     markdown_table(&header, &body)
 }
 
-/// `1234567` → `1,234,567`.
-pub fn thousands(v: u64) -> String {
-    let s = v.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+pub use flashbuf_report::thousands;
 
 /// Pearson correlation of two equally long series.
 pub fn correlation(a: &[f64], b: &[f64]) -> f64 {

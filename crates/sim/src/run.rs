@@ -3,7 +3,7 @@
 use std::hash::BuildHasherDefault;
 use std::time::Instant;
 
-use flashbuf_flash::{Device, DeviceStats};
+use flashbuf_flash::{Device, DeviceStats, thread_cpu_s};
 use flashbuf_policy::{NEVER, PolicyConfig, PolicyVisitor, Replacer};
 use flashbuf_trace::{Request, TraceError, TraceSource};
 use hashbrown::HashMap;
@@ -65,18 +65,6 @@ pub struct RunOutput {
     /// CPU time of the simulating thread (policy, buffer bookkeeping and trace decoding), in
     /// seconds: the "CPU time" of the AD-LRU paper's runtime definition.
     pub cpu_s: f64,
-}
-
-/// CPU time consumed so far by the calling thread, in seconds.
-pub fn thread_cpu_s() -> f64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: clock_gettime writes into the timespec we own; CLOCK_THREAD_CPUTIME_ID is
-    // supported on every platform flashbuf builds on (Linux, macOS, the BSDs).
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    if rc != 0 {
-        return 0.0;
-    }
-    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
 }
 
 /// Runs `trace` through a buffer managed by `policy` over `device`. `progress` is called after
