@@ -111,7 +111,7 @@ pub fn run(a: RunArgs) -> Result<()> {
         check(&device, logical_pages).with_context(|| format!("trace {}", trace.label))?;
         for policy in &policies {
             for b in &buffers {
-                let frames = b.pages(opts.page_size, Some(trace.pages))?;
+                let frames = b.pages(opts.page_size, trace.pages).map_err(anyhow::Error::msg)?;
                 let frames = usize::try_from(frames).context("buffer too large")?;
                 jobs.push(Job { trace, policy, frames, device: &device, logical_pages });
             }

@@ -289,7 +289,8 @@ pub fn reproduce(ctx: &Ctx) -> Result<Report> {
     let upd = |r: &WorkloadResult| (r.point_updates + r.range_updates) as f64 / r.transactions as f64;
     let at7 = |pol: &str, u: f64| rows7.iter().find(|r| short(r) == pol && (upd(r) - u).abs() < 0.01).unwrap();
     let u0: Vec<f64> = ["lru", "cflru", "cfdc"].iter().map(|p| at7(p, 0.0).tps).collect();
-    let spread0 = u0.iter().cloned().fold(0.0, f64::max) / u0.iter().cloned().fold(f64::MAX, f64::min) - 1.0;
+    let io0: Vec<(u64, u64)> =
+        ["lru", "cflru", "cfdc"].iter().map(|p| (at7(p, 0.0).page_reads, at7(p, 0.0).page_flushes)).collect();
     let (c1, f1, l1) = (at7("cfdc", 1.0).tps, at7("cflru", 1.0).tps, at7("lru", 1.0).tps);
     let t7: Vec<Vec<String>> = intensities
         .iter()
@@ -321,9 +322,17 @@ pub fn reproduce(ctx: &Ctx) -> Result<Report> {
         claims: vec![
             Claim::judged(
                 "§4.4: \"With 0% update intensity, i.e., no updates at all, CFDC and CFLRU degenerate to LRU and all three algorithms reached a very high throughput level of around 9,500 TPS\"",
-                format!("TPS at 0%: LRU {:.0}, CFLRU {:.0}, CFDC {:.0} (spread {:.1}%)", u0[0], u0[1], u0[2], 100.0 * spread0),
-                spread0 < 0.03,
-                "the three agree within 3%; the absolute level (9,500 TPS on the paper's SSD) depends on the device and is not compared",
+                format!(
+                    "at 0%: page reads {:?}, page flushes {:?} (LRU, CFLRU, CFDC); TPS {:.0} / {:.0} / {:.0}",
+                    io0.iter().map(|x| x.0).collect::<Vec<_>>(),
+                    io0.iter().map(|x| x.1).collect::<Vec<_>>(),
+                    u0[0],
+                    u0[1],
+                    u0[2]
+                ),
+                io0.windows(2).all(|w| w[0] == w[1]),
+                "degenerating to LRU judged on the I/O, which is exact: identical page reads and flushes. TPS at 0% is almost all CPU \
+                 time (no writes) and varies with the machine's load; the absolute level (9,500 TPS on the paper's SSD) is device-specific",
             ),
             Claim::judged(
                 "§4.4: \"Under 100% update intensity, the throughput achieved by CFDC (702 TPS) is 1.73 times of that achieved by CFLRU (407 TPS) and LRU (406 TPS)\"",

@@ -1,12 +1,12 @@
 //! Running an experiment's runs in parallel and saving their rows.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
 use anyhow::Result;
 use flashbuf_report::{CsvTable, OutputFile, PlotSpec};
-use flashbuf_sim::{ResultRow, RunSpec, execute};
-use rayon::prelude::*;
+use flashbuf_sim::sweep::{RunKey, SweepRun, run_parallel};
+use flashbuf_sim::{ResultRow, RunSpec};
 
 /// Receives progress: the total number of requests to simulate grows as experiments start, and
 /// every simulated batch is reported.
@@ -41,31 +41,24 @@ pub struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    /// Runs `specs` in parallel (each deterministic and independent), writes their rows to
-    /// `<out>/<name>.csv`, and returns the rows in the order of `specs`.
+    /// Runs `specs` in parallel (each deterministic and independent; the sweep runner, longest
+    /// first), writes their rows to `<out>/<name>.csv`, and returns the rows in the order of
+    /// `specs`.
     pub fn run(&self, name: &str, specs: &[RunSpec], requests_per_run: &[u64]) -> Result<Vec<ResultRow>> {
         self.progress.status(name);
         self.progress.add_total(requests_per_run.iter().sum());
-        let first_error: Mutex<Option<anyhow::Error>> = Mutex::new(None);
-        let rows: Vec<Option<ResultRow>> = specs
-            .par_iter()
-            .map(|spec| {
-                if first_error.lock().expect("not poisoned").is_some() {
-                    return None;
-                }
-                match execute(spec, &mut |n| self.progress.inc(n)) {
-                    Ok(r) => Some(r),
-                    Err(e) => {
-                        first_error.lock().expect("not poisoned").get_or_insert(anyhow::Error::from(e));
-                        None
-                    }
-                }
-            })
-            .collect();
-        if let Some(e) = first_error.into_inner().expect("not poisoned") {
-            return Err(e.context(format!("experiment {name}")));
-        }
-        let rows: Vec<ResultRow> = rows.into_iter().map(|r| r.expect("no error")).collect();
+        let runs: Vec<SweepRun> =
+            specs.iter().zip(requests_per_run).map(|(s, &n)| SweepRun::new(s.clone(), n)).collect();
+        let index: HashMap<&RunKey, usize> = runs.iter().enumerate().map(|(i, r)| (r.key(), i)).collect();
+        anyhow::ensure!(index.len() == runs.len(), "experiment {name}: two runs are identical");
+        let refs: Vec<&SweepRun> = runs.iter().collect();
+        let mut rows: Vec<Option<ResultRow>> = vec![None; runs.len()];
+        run_parallel(&refs, 0, &|n| self.progress.inc(n), &mut |run, row| {
+            rows[index[run.key()]] = Some(row);
+            Ok(())
+        })
+        .map_err(|e| anyhow::anyhow!("experiment {name}: {e}"))?;
+        let rows: Vec<ResultRow> = rows.into_iter().map(|r| r.expect("every run produced a row")).collect();
         self.write_csv(&format!("{name}.csv"), &rows)?;
         Ok(rows)
     }
