@@ -1212,13 +1212,10 @@ pub fn output_paths(out_base: &Path) -> [PathBuf; 2] {
 }
 
 fn write_atomic(dest: &Path, bytes: &[u8]) -> Result<(), PlotError> {
-    let err = |source| PlotError::Io { path: dest.display().to_string(), source };
-    let dir = dest.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let mut tmp = tempfile::Builder::new().prefix(".flashbuf-").suffix(".tmp").tempfile_in(dir).map_err(err)?;
-    tmp.write_all(bytes).map_err(err)?;
-    tmp.as_file().sync_all().map_err(err)?;
-    tmp.persist(dest).map_err(|e| err(e.error))?;
-    Ok(())
+    let io = |e: crate::OutputError| PlotError::Io { path: e.path, source: std::io::Error::other(e.message) };
+    let mut f = crate::OutputFile::create(dest, true).map_err(io)?;
+    f.write_all(bytes).map_err(|source| PlotError::Io { path: dest.display().to_string(), source })?;
+    f.commit().map_err(io)
 }
 
 /// Plots `table` as `spec` says into `out_base.svg` and `out_base.png` (see [`output_paths`]),
