@@ -12,11 +12,12 @@
 use std::hint::black_box;
 use std::time::Instant;
 
+use flashbuf_policy::bp_ref::BpRef;
 use flashbuf_policy::bplru::Bplru;
 use flashbuf_policy::cfdc::Cfdc;
 use flashbuf_policy::fab::Fab;
 use flashbuf_policy::lru::Lru;
-use flashbuf_policy::ref_policy::{BpRef, Ref};
+use flashbuf_policy::ref_policy::Ref;
 use flashbuf_policy::{Access, AccessKind, Evictions, NIL, NoPins, Replacer};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;

@@ -34,7 +34,7 @@
 //! sequence offset) and one per frame. Hits and insertions are O(1) (plus one table lookup per
 //! insertion); a block eviction is O(ppb log ppb).
 
-use crate::fab::{BlockTable, Ends, Linked, PPB_DOC, PageRec, link_back, link_front, parse_ppb, unlink, walk};
+use crate::blocks::{BlockTable, Ends, Linked, PPB_DOC, PageRec, link_back, link_front, parse_ppb, unlink, walk};
 use crate::params::{ParamDoc, PolicyParams};
 use crate::replacer::{Access, BlockPad, EvictError, Evictions, FrameId, NIL, Pins, Replacer};
 

@@ -70,7 +70,7 @@
 //! (usually a few levels: the walk stops at the first node that does not change); a selection
 //! replays only the comparisons that expired.
 
-use crate::fab::{BlockTable, Ends, Linked, MAX_PPB, link_back, link_front, unlink, walk};
+use crate::blocks::{BlockTable, Ends, Linked, MAX_PPB, link_back, link_front, unlink, walk};
 use crate::params::{ParamDoc, PolicyParams, fmt_float, parse_fraction, parse_int};
 use crate::replacer::{Access, EvictError, Evictions, FrameId, NIL, Pins, Replacer};
 

@@ -16,6 +16,8 @@
 #![warn(missing_docs)]
 
 pub mod arc;
+mod blocks;
+pub mod bp_ref;
 pub mod bplru;
 pub mod cfdc;
 pub mod clock;

@@ -1,4 +1,5 @@
-//! REF — recently-evicted-first — and BP-REF, REF with selective block padding.
+//! REF — recently-evicted-first. (BP-REF, REF with selective block padding, is in `bp_ref.rs`;
+//! it shares this file's `RefCore`, and its padding rules are documented here with the rest.)
 //!
 //! Source: Seo & Shin, *Recently-evicted-first buffer replacement policy for flash storage
 //! devices* (IEEE Trans. Consumer Electronics 54(3), 2008): §III (REF, Figs. 3, 5, 6) and §IV
@@ -68,7 +69,7 @@
 //! per insertion and O(|VB|) per eviction; a VB selection is O(ppb + |VB|). Nothing rescans the
 //! buffer.
 
-use crate::fab::{BlockTable, Ends, Linked, PPB_DOC, link_front, parse_ppb, unlink, walk};
+use crate::blocks::{BlockTable, Ends, Linked, PPB_DOC, link_front, parse_ppb, unlink, walk};
 use crate::params::{ParamDoc, PolicyParams, fmt_float, parse_fraction, parse_int};
 use crate::replacer::{Access, BlockPad, EvictError, Evictions, FrameId, NIL, Pins, Replacer};
 
@@ -89,10 +90,11 @@ impl Default for RefConfig {
     }
 }
 
-const VW_DOC: ParamDoc = ParamDoc { key: "vw", help: "victim window, fraction of the buffer (0,1], default 0.75" };
-const VB_DOC: ParamDoc = ParamDoc { key: "vb", help: "number of victim blocks, default 3" };
+pub(crate) const VW_DOC: ParamDoc =
+    ParamDoc { key: "vw", help: "victim window, fraction of the buffer (0,1], default 0.75" };
+pub(crate) const VB_DOC: ParamDoc = ParamDoc { key: "vb", help: "number of victim blocks, default 3" };
 
-fn set_common(vw: &mut f64, vb: &mut u32, ppb: &mut u32, key: &str, value: &str) -> Result<bool, String> {
+pub(crate) fn set_common(vw: &mut f64, vb: &mut u32, ppb: &mut u32, key: &str, value: &str) -> Result<bool, String> {
     match key {
         "vw" => {
             let v = parse_fraction(key, value, 0.0, 1.0)?;
@@ -121,50 +123,6 @@ impl PolicyParams for RefConfig {
 
     fn values(&self) -> Vec<String> {
         vec![fmt_float(self.vw), self.vb.to_string(), self.ppb.to_string()]
-    }
-}
-
-/// Parameters of [`BpRef`].
-#[derive(Clone, Debug, PartialEq)]
-pub struct BpRefConfig {
-    /// Victim window, fraction of the buffer at its LRU end (paper: 0.75).
-    pub vw: f64,
-    /// Number of victim blocks |VB| (paper: 3).
-    pub vb: u32,
-    /// Pages per flash block (paper: 64).
-    pub ppb: u32,
-    /// Block padding threshold, fraction of a block: pad when the victim block has more victim
-    /// pages than `pad · ppb` (paper's best: 0.4 under FAST, the default; 0.1 under BAST).
-    pub pad: f64,
-}
-
-impl Default for BpRefConfig {
-    fn default() -> Self {
-        BpRefConfig { vw: 0.75, vb: 3, ppb: 64, pad: 0.4 }
-    }
-}
-
-impl PolicyParams for BpRefConfig {
-    const KEYS: &'static [ParamDoc] = &[
-        VW_DOC,
-        VB_DOC,
-        PPB_DOC,
-        ParamDoc { key: "pad", help: "block padding threshold, fraction of a block [0,1], default 0.4" },
-    ];
-
-    fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
-        if set_common(&mut self.vw, &mut self.vb, &mut self.ppb, key, value)? {
-            return Ok(());
-        }
-        match key {
-            "pad" => self.pad = parse_fraction(key, value, 0.0, 1.0)?,
-            _ => return Err(format!("unknown parameter '{key}'")),
-        }
-        Ok(())
-    }
-
-    fn values(&self) -> Vec<String> {
-        vec![fmt_float(self.vw), self.vb.to_string(), self.ppb.to_string(), fmt_float(self.pad)]
     }
 }
 
@@ -233,7 +191,7 @@ const NEW_BLOCK: Block = Block { pages: Ends::EMPTY, bucket: [NIL; 2], win_count
 
 /// The machinery shared by [`Ref`] and [`BpRef`].
 #[derive(Clone, Debug)]
-struct RefCore {
+pub(crate) struct RefCore {
     cap: usize,
     /// Window size in pages.
     w: usize,
@@ -258,7 +216,12 @@ struct RefCore {
 }
 
 impl RefCore {
-    fn new(capacity: usize, vw: f64, vb: u32, ppb: u32, pad: Option<f64>) -> Self {
+    /// Whether `frame` holds a dirty page.
+    pub(crate) fn is_dirty(&self, frame: FrameId) -> bool {
+        self.fr[frame as usize].dirty
+    }
+
+    pub(crate) fn new(capacity: usize, vw: f64, vb: u32, ppb: u32, pad: Option<f64>) -> Self {
         let ppb = ppb.max(1);
         let vb_max = (vb.max(1) as usize).min(capacity + 1);
         let w = ((vw * capacity as f64).round() as usize).clamp(1, capacity.max(1));
@@ -283,12 +246,12 @@ impl RefCore {
     }
 
     #[inline]
-    fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.lru.len as usize
     }
 
     #[inline]
-    fn inc(&mut self, s: u32) {
+    pub(crate) fn inc(&mut self, s: u32) {
         let c = self.blk[s as usize].win_count;
         if c > 0 {
             unlink::<0, _>(&mut self.blk, &mut self.bucket[c as usize], s);
@@ -299,7 +262,7 @@ impl RefCore {
     }
 
     #[inline]
-    fn dec(&mut self, s: u32) {
+    pub(crate) fn dec(&mut self, s: u32) {
         let c = self.blk[s as usize].win_count;
         unlink::<0, _>(&mut self.blk, &mut self.bucket[c as usize], s);
         self.blk[s as usize].win_count = c - 1;
@@ -311,7 +274,7 @@ impl RefCore {
     /// Takes `f` out of the window (before it is unlinked from the LRU list); the page just
     /// outside the window, if any, enters it.
     #[inline]
-    fn leave_window(&mut self, f: FrameId) {
+    pub(crate) fn leave_window(&mut self, f: FrameId) {
         if !self.fr[f as usize].in_win {
             return;
         }
@@ -330,7 +293,7 @@ impl RefCore {
 
     /// `f` was just pushed to the MRU end: it is in the window iff the window covers everything.
     #[inline]
-    fn enter_at_front(&mut self, f: FrameId) {
+    pub(crate) fn enter_at_front(&mut self, f: FrameId) {
         if self.len() <= self.w {
             self.fr[f as usize].in_win = true;
             self.boundary = f;
@@ -339,7 +302,7 @@ impl RefCore {
     }
 
     #[inline]
-    fn on_hit(&mut self, frame: FrameId, access: &Access) {
+    pub(crate) fn on_hit(&mut self, frame: FrameId, access: &Access) {
         self.clock += 1;
         let fr = &mut self.fr[frame as usize];
         fr.dirty |= access.kind.is_write();
@@ -362,7 +325,7 @@ impl RefCore {
     }
 
     #[inline]
-    fn on_insert(&mut self, frame: FrameId, access: &Access) {
+    pub(crate) fn on_insert(&mut self, frame: FrameId, access: &Access) {
         let s = self.slot(access.page / self.ppb);
         self.clock += 1;
         self.fr[frame as usize] =
@@ -374,7 +337,7 @@ impl RefCore {
     }
 
     #[inline]
-    fn slot(&mut self, block: u64) -> u32 {
+    pub(crate) fn slot(&mut self, block: u64) -> u32 {
         let (s, created) = self.blocks.get_or_insert(block);
         if created {
             self.blk[s as usize] = NEW_BLOCK;
@@ -384,7 +347,7 @@ impl RefCore {
 
     /// Removes a buffered frame from every structure.
     #[inline]
-    fn drop_frame(&mut self, frame: FrameId) {
+    pub(crate) fn drop_frame(&mut self, frame: FrameId) {
         self.leave_window(frame);
         unlink::<LRU, _>(&mut self.fr, &mut self.lru, frame);
         let s = self.fr[frame as usize].slot;
@@ -399,7 +362,7 @@ impl RefCore {
     /// The LRU-most unpinned page of the victim page list, and whether the list (pinned pages
     /// included) holds any buffered page.
     #[inline]
-    fn best_victim<P: Pins + ?Sized>(&self, pins: &P) -> (Option<FrameId>, bool) {
+    pub(crate) fn best_victim<P: Pins + ?Sized>(&self, pins: &P) -> (Option<FrameId>, bool) {
         let (mut best, mut best_stamp, mut any) = (None, u64::MAX, false);
         for &s in &self.vb {
             let mut f = self.blk[s as usize].pages.tail;
@@ -418,13 +381,13 @@ impl RefCore {
         (best, any)
     }
 
-    fn vb_has_block(&self, block: u64) -> bool {
+    pub(crate) fn vb_has_block(&self, block: u64) -> bool {
         self.vb.iter().any(|&s| self.blocks.key(s) == block)
     }
 
     /// Selects VB anew: the `|VB|` blocks with the most pages in the window. `incoming` is the
     /// block of the incoming page when that page counts as inside the window.
-    fn select_vb(&mut self, incoming: Option<u64>) {
+    pub(crate) fn select_vb(&mut self, incoming: Option<u64>) {
         for i in 0..self.vb.len() {
             let s = self.vb[i];
             self.blk[s as usize].in_vb = false;
@@ -462,7 +425,7 @@ impl RefCore {
         }
     }
 
-    fn victims<P: Pins + ?Sized>(
+    pub(crate) fn victims<P: Pins + ?Sized>(
         &mut self,
         incoming: &Access,
         pins: &P,
@@ -502,7 +465,7 @@ impl RefCore {
     }
 
     /// Evicts victim page `f`, or its whole block when BP-REF pads.
-    fn evict<P: Pins + ?Sized>(&mut self, f: FrameId, pins: &P, out: &mut Evictions) {
+    pub(crate) fn evict<P: Pins + ?Sized>(&mut self, f: FrameId, pins: &P, out: &mut Evictions) {
         let s = self.fr[f as usize].slot;
         if let Some(above) = self.pad_above
             && self.blk[s as usize].win_count > above
@@ -528,19 +491,19 @@ impl RefCore {
         out.victims.push(f);
     }
 
-    fn remove(&mut self, frame: FrameId) {
+    pub(crate) fn remove(&mut self, frame: FrameId) {
         if self.fr[frame as usize].slot != NIL {
             self.drop_frame(frame);
         }
     }
 
-    fn victim_blocks(&self) -> Vec<u64> {
+    pub(crate) fn victim_blocks(&self) -> Vec<u64> {
         let mut v: Vec<u64> = self.vb.iter().map(|&s| self.blocks.key(s)).collect();
         v.sort_unstable();
         v
     }
 
-    fn check(&self) -> Result<(), String> {
+    pub(crate) fn check(&self) -> Result<(), String> {
         self.blocks.check()?;
         let order = walk::<LRU, _>(&self.fr, &self.lru)?;
         let len = order.len();
@@ -619,12 +582,6 @@ pub struct Ref {
     core: RefCore,
 }
 
-/// The BP-REF policy: REF with selective block padding.
-#[derive(Clone, Debug)]
-pub struct BpRef {
-    core: RefCore,
-}
-
 impl Ref {
     /// The current victim blocks, sorted (for tests and reports).
     pub fn victim_blocks(&self) -> Vec<u64> {
@@ -637,13 +594,8 @@ impl Ref {
     }
 }
 
-impl BpRef {
-    /// The current victim blocks, sorted (for tests and reports).
-    pub fn victim_blocks(&self) -> Vec<u64> {
-        self.core.victim_blocks()
-    }
-}
-
+/// Implements [`Replacer`] for a policy that wraps a [`RefCore`] (REF here, BP-REF in
+/// `bp_ref.rs`).
 macro_rules! delegate_replacer {
     ($ty:ident, $cfg:ty, |$c:ident, $capacity:ident| $make:expr) => {
         impl Replacer for $ty {
@@ -682,7 +634,7 @@ macro_rules! delegate_replacer {
             }
 
             fn is_dirty(&self, frame: FrameId) -> Option<bool> {
-                Some(self.core.fr[frame as usize].dirty)
+                Some(self.core.is_dirty(frame))
             }
 
             fn check_invariants(&self) -> Result<(), String> {
@@ -692,9 +644,9 @@ macro_rules! delegate_replacer {
     };
 }
 
-delegate_replacer!(Ref, RefConfig, |c, capacity| RefCore::new(capacity, c.vw, c.vb, c.ppb, None));
-delegate_replacer!(BpRef, BpRefConfig, |c, capacity| RefCore::new(capacity, c.vw, c.vb, c.ppb, Some(c.pad)));
+pub(crate) use delegate_replacer;
 
+delegate_replacer!(Ref, RefConfig, |c, capacity| RefCore::new(capacity, c.vw, c.vb, c.ppb, None));
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -795,28 +747,5 @@ mod tests {
         h.write(12); // VB = {B0} (2 pages) but both pinned: LRU-most unpinned is p8
         assert_eq!(h.evicted_pages(), vec![8]);
         assert_eq!(h.policy.victim_blocks(), vec![0]);
-    }
-
-    #[test]
-    fn bp_ref_pads_above_the_threshold_only() {
-        let cfg = |pad| BpRefConfig { vw: 1.0, vb: 1, ppb: 4, pad };
-        // 5 frames: B0 has p0 p1 p2, B1 has p4, B2 p8. VB = {B0} (3 pages in the window).
-        let run = |pad: f64| {
-            let mut h = Harness::<BpRef>::new(5, cfg(pad));
-            for p in [0, 1, 2, 4, 8] {
-                h.write(p);
-            }
-            h.write(12);
-            h
-        };
-        // 3 victim pages > 0.5·4 = 2: pad (read p3, write p0..p3).
-        let h = run(0.5);
-        assert_eq!(h.evicted_pages(), vec![0, 1, 2]);
-        assert_eq!(h.padding_reads, vec![3]);
-        assert_eq!(h.written, vec![0, 1, 2, 3]);
-        // 3 victim pages is not more than 0.75·4 = 3: one page as REF.
-        let h = run(0.75);
-        assert_eq!(h.evicted_pages(), vec![0]);
-        assert!(h.padding_reads.is_empty());
     }
 }

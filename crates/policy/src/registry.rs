@@ -227,5 +227,5 @@ registry! {
     Fab => "fab", crate::fab::Fab, "FAB: evict the block with the most buffered pages (Jo et al. 2006)";
     Bplru => "bplru", crate::bplru::Bplru, "BPLRU: block-level LRU with page padding and LRU compensation (Kim & Ahn 2008)";
     Ref => "ref", crate::ref_policy::Ref, "REF: recently-evicted-first, victim pages from victim blocks (Seo & Shin 2008)";
-    BpRef => "bp-ref", crate::ref_policy::BpRef, "BP-REF: REF with selective block padding (Seo & Shin 2008)";
+    BpRef => "bp-ref", crate::bp_ref::BpRef, "BP-REF: REF with selective block padding (Seo & Shin 2008)";
 }

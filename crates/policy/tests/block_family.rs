@@ -4,11 +4,12 @@
 
 use std::collections::{BTreeSet, HashMap};
 
+use flashbuf_policy::bp_ref::{BpRef, BpRefConfig};
 use flashbuf_policy::bplru::{Bplru, BplruConfig};
 use flashbuf_policy::cfdc::{Cfdc, CfdcConfig};
 use flashbuf_policy::fab::{Fab, FabConfig};
 use flashbuf_policy::lru::Lru;
-use flashbuf_policy::ref_policy::{BpRef, BpRefConfig, Ref, RefConfig};
+use flashbuf_policy::ref_policy::{Ref, RefConfig};
 use flashbuf_policy::testing::Harness;
 use flashbuf_policy::{PolicyConfig, Replacer};
 use proptest::prelude::*;
