@@ -9,6 +9,14 @@
 //! Classic policies: [`lru`], [`clock`], [`lru_k`] (LRU-2), [`two_q`] (2Q), [`arc`] (ARC) and
 //! [`min`] (Belady's offline MIN, the hit-ratio bound).
 //!
+//! Flash-aware policies, each faithful to its paper (the file header of each names the paper,
+//! the section, and every choice made where the paper is silent):
+//! * clean-first, from the AD-LRU paper's comparison: [`cflru`] (CFLRU), [`lru_wsr`] (LRU-WSR),
+//!   [`ccf_lru`] (CCF-LRU), [`cflru_c`] (CFLRU/C) and [`ad_lru`] (AD-LRU);
+//! * clustered: [`cfdc`] (CFDC: clean queue + priority queue of dirty clusters, Formula 1);
+//! * block-level, for log-block FTLs: [`fab`] (FAB), [`bplru`] (BPLRU, with page padding),
+//!   [`ref_policy`] (REF) and [`bp_ref`] (BP-REF, REF with selective padding).
+//!
 //! Building blocks: [`lists::FrameLists`] (index-linked queues) and [`heap::IndexedHeap`]
 //! (a priority queue with changeable keys); [`testing`] drives a policy through the contract
 //! checks every policy must pass.
