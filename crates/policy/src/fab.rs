@@ -28,7 +28,7 @@
 //! insertion); a block eviction is O(ppb log ppb) (the page-order sort of its frames); finding
 //! the fullest bucket lowers a max-count pointer lazily.
 //!
-//! The block table, the intrusive lists and the per-frame record come from [`crate::blocks`].
+//! The block table, the intrusive lists and the per-frame record come from `blocks.rs`.
 
 use crate::blocks::{
     BlockTable, Ends, Linked, PPB_DOC, PageRec, link_back, link_before, link_front, parse_ppb, unlink, walk,

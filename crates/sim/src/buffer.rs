@@ -147,7 +147,7 @@ impl<R: Replacer, D: Device> Buffer<R, D> {
     }
 
     /// Serves one request. `next_use` is the virtual time of the page's next access, for
-    /// policies that need the future ([`NEVER`] otherwise).
+    /// policies that need the future ([`flashbuf_policy::NEVER`] otherwise).
     #[inline]
     pub fn access(&mut self, req: &Request, next_use: u64) -> Result<bool, SimError> {
         let time = self.counters.requests;
