@@ -17,7 +17,7 @@ use crate::traces::{CliTrace, TraceArgs, resolve};
 use flashbuf_report::OutputFile;
 
 /// The policies compared when `--policy` is not given.
-pub const DEFAULT_POLICIES: &str = "lru,clock,lru-2,2q,arc,min";
+pub const DEFAULT_POLICIES: &str = "lru,arc,cflru,lru-wsr,ccf-lru,cflru-c,ad-lru,cfdc,min";
 
 #[derive(Args)]
 pub struct RunArgs {
