@@ -109,7 +109,6 @@ pub struct Buffer<R: Replacer, D: Device> {
     policy: R,
     device: D,
     table: PageTable,
-    frame_page: Vec<u64>,
     dirty: Vec<bool>,
     free: Vec<FrameId>,
     ev: Evictions,
@@ -130,8 +129,7 @@ impl<R: Replacer, D: Device> Buffer<R, D> {
         Ok(Buffer {
             policy,
             device,
-            table: PageTable::with_pages(pages_hint),
-            frame_page: vec![0; frames],
+            table: PageTable::new(frames, pages_hint),
             dirty: vec![false; frames],
             free: (0..frames as FrameId).rev().collect(),
             ev: Evictions { victims: Vec::with_capacity(64), pad: None, bypass: false },
@@ -183,7 +181,6 @@ impl<R: Replacer, D: Device> Buffer<R, D> {
         }
         let frame = self.free.pop().expect("an eviction frees at least one frame");
         self.table.insert(req.page, frame);
-        self.frame_page[frame as usize] = req.page;
         self.dirty[frame as usize] = is_write;
         self.policy.on_insert(frame, &access);
         Ok(false)
@@ -218,13 +215,11 @@ impl<R: Replacer, D: Device> Buffer<R, D> {
         }
         for i in 0..self.ev.victims.len() {
             let frame = self.ev.victims[i];
-            let page = self.frame_page[frame as usize];
+            let page = self.table.remove_frame(frame).expect("a victim frame holds a page");
             if self.ev.pad.is_none() && self.dirty[frame as usize] {
                 self.device.write(page).map_err(dev_err)?;
                 self.counters.evict_writes += 1;
             }
-            let removed = self.table.remove(page);
-            debug_assert_eq!(removed, Some(frame), "victim frame {frame} does not hold page {page}");
             self.dirty[frame as usize] = false;
             self.free.push(frame);
             self.counters.evictions += 1;
@@ -235,9 +230,9 @@ impl<R: Replacer, D: Device> Buffer<R, D> {
     /// Writes back every dirty page, in ascending page order, and counts them as the final
     /// flush. The pages stay buffered (clean).
     pub fn flush(&mut self) -> Result<(), SimError> {
-        let mut pages: Vec<(u64, FrameId)> = (0..self.frame_page.len() as FrameId)
+        let mut pages: Vec<(u64, FrameId)> = (0..self.dirty.len() as FrameId)
             .filter(|&f| self.dirty[f as usize])
-            .map(|f| (self.frame_page[f as usize], f))
+            .map(|f| (self.table.page_of(f).expect("a dirty frame holds a page"), f))
             .collect();
         pages.sort_unstable();
         let request = self.counters.requests;
@@ -281,7 +276,7 @@ impl<R: Replacer, D: Device> Buffer<R, D> {
 
     /// Cross-checks buffer, page table, policy and device (tests).
     pub fn check_invariants(&self) -> Result<(), String> {
-        let frames = self.frame_page.len();
+        let frames = self.dirty.len();
         if self.table.len() + self.free.len() != frames {
             return Err(format!("{} buffered + {} free != {frames} frames", self.table.len(), self.free.len()));
         }
@@ -298,7 +293,9 @@ impl<R: Replacer, D: Device> Buffer<R, D> {
             if free {
                 continue;
             }
-            let page = self.frame_page[f];
+            let Some(page) = self.table.page_of(f as FrameId) else {
+                return Err(format!("frame {f} is neither free nor holding a page"));
+            };
             if self.table.get(page) != Some(f as FrameId) {
                 return Err(format!("frame {f} holds page {page} but the table disagrees"));
             }

@@ -1,4 +1,4 @@
-//! The simulator's page table: page number → frame.
+//! The simulator's page table: page number ↔ frame.
 //!
 //! Page numbers keep their spatial meaning, so they can be sparse and huge (byte offsets of a
 //! multi-terabyte volume, volume ids in the high bits). Most traces, though, use a dense range
@@ -6,6 +6,12 @@
 //! [`DENSE_LIMIT`] (grown geometrically up to the largest such page seen, or pre-sized from the
 //! trace's page count) and a hash map for the rest: one array index per lookup in the common
 //! case, one hash probe otherwise.
+//!
+//! It also keeps the reverse map, frame → page, and uses it to make evictions cheap: removing a
+//! direct-mapped page only marks its frame empty; the page's slot keeps the old frame number and
+//! a lookup accepts a slot only if that frame still holds the page. An eviction thus writes the
+//! frame's entry (a cache line it has just read) instead of the page's slot (a random line of a
+//! table that may be hundreds of megabytes); a lookup checks one more, much smaller array.
 
 use std::hash::BuildHasherDefault;
 
@@ -16,24 +22,36 @@ use rustc_hash::FxHasher;
 /// Pages below this number are direct-mapped (at most 256 MiB of table).
 pub const DENSE_LIMIT: u64 = 1 << 26;
 
-/// Maps buffered pages to frames.
+/// The page of an empty frame (no real page number: page numbers are below 2^64 − 1).
+const EMPTY: u64 = u64::MAX;
+
+/// Maps buffered pages to frames and frames to pages.
 #[derive(Clone, Debug)]
 pub struct PageTable {
+    /// Page → frame, for pages below `limit`; a slot is valid only if `frame_page` agrees.
     dense: Vec<FrameId>,
     limit: u64,
     sparse: HashMap<u64, FrameId, BuildHasherDefault<FxHasher>>,
+    frame_page: Vec<u64>,
     len: usize,
 }
 
 impl PageTable {
-    /// An empty table, direct-mapped up to `pages` (clamped to [`DENSE_LIMIT`]) from the start.
-    pub fn with_pages(pages: u64) -> Self {
-        Self::with_limit(pages, DENSE_LIMIT)
+    /// An empty table for `frames` frames, direct-mapped up to `pages` (clamped to
+    /// [`DENSE_LIMIT`]) from the start.
+    pub fn new(frames: usize, pages: u64) -> Self {
+        Self::with_limit(frames, pages, DENSE_LIMIT)
     }
 
-    /// Like [`with_pages`](Self::with_pages) with another direct-mapping limit (tests).
-    pub fn with_limit(pages: u64, limit: u64) -> Self {
-        PageTable { dense: vec![NIL; pages.min(limit) as usize], limit, sparse: HashMap::default(), len: 0 }
+    /// Like [`new`](Self::new) with another direct-mapping limit (tests).
+    pub fn with_limit(frames: usize, pages: u64, limit: u64) -> Self {
+        PageTable {
+            dense: vec![NIL; pages.min(limit) as usize],
+            limit,
+            sparse: HashMap::default(),
+            frame_page: vec![EMPTY; frames],
+            len: 0,
+        }
     }
 
     /// Number of buffered pages.
@@ -53,12 +71,19 @@ impl PageTable {
     pub fn get(&self, page: u64) -> Option<FrameId> {
         if page < self.dense.len() as u64 {
             let f = self.dense[page as usize];
-            (f != NIL).then_some(f)
+            (f != NIL && self.frame_page[f as usize] == page).then_some(f)
         } else if page < self.limit {
             None
         } else {
             self.sparse.get(&page).copied()
         }
+    }
+
+    /// The page in `frame`, if any.
+    #[inline]
+    pub fn page_of(&self, frame: FrameId) -> Option<u64> {
+        let p = self.frame_page[frame as usize];
+        (p != EMPTY).then_some(p)
     }
 
     /// Hints the CPU to bring `page`'s slot into cache (the simulator calls this a few requests
@@ -77,10 +102,12 @@ impl PageTable {
         let _ = page;
     }
 
-    /// Records that `page` (not buffered) now lives in `frame`.
+    /// Records that `page` (not buffered) now lives in the empty `frame`.
     #[inline]
     pub fn insert(&mut self, page: u64, frame: FrameId) {
         debug_assert!(self.get(page).is_none(), "page {page} already mapped");
+        debug_assert_eq!(self.frame_page[frame as usize], EMPTY, "frame {frame} is not empty");
+        debug_assert_ne!(page, EMPTY, "page number 2^64 - 1 is reserved");
         if page < self.limit {
             if page >= self.dense.len() as u64 {
                 self.grow(page);
@@ -89,24 +116,23 @@ impl PageTable {
         } else {
             self.sparse.insert(page, frame);
         }
+        self.frame_page[frame as usize] = page;
         self.len += 1;
     }
 
-    /// Forgets `page`; returns the frame it was in.
+    /// Empties `frame`; returns the page it held.
     #[inline]
-    pub fn remove(&mut self, page: u64) -> Option<FrameId> {
-        let f = if page < self.dense.len() as u64 {
-            let f = std::mem::replace(&mut self.dense[page as usize], NIL);
-            (f != NIL).then_some(f)
-        } else if page < self.limit {
-            None
-        } else {
-            self.sparse.remove(&page)
-        };
-        if f.is_some() {
-            self.len -= 1;
+    pub fn remove_frame(&mut self, frame: FrameId) -> Option<u64> {
+        let page = std::mem::replace(&mut self.frame_page[frame as usize], EMPTY);
+        if page == EMPTY {
+            return None;
         }
-        f
+        if page >= self.limit {
+            self.sparse.remove(&page);
+        }
+        // A direct-mapped slot stays: `get` rejects it now that the frame is empty.
+        self.len -= 1;
+        Some(page)
     }
 
     #[cold]
@@ -123,23 +149,31 @@ mod tests {
     use std::collections::HashMap as StdMap;
 
     proptest! {
+        /// A bijection between buffered pages and occupied frames, like a pair of maps, with
+        /// frames reused right after they are emptied (the stale-slot case).
         #[test]
-        fn behaves_like_a_map(ops in proptest::collection::vec((any::<bool>(), prop_oneof![0u64..3000, 4090u64..4100, any::<u64>()], 0u32..100), 1..400)) {
-            let mut t = PageTable::with_limit(100, 4096);
-            let mut m: StdMap<u64, u32> = StdMap::new();
+        fn behaves_like_a_pair_of_maps(ops in proptest::collection::vec((any::<bool>(), prop_oneof![0u64..3000, 4090u64..4100, any::<u64>().prop_map(|p| p.min(u64::MAX - 1))], 0u32..16), 1..400)) {
+            let mut t = PageTable::with_limit(16, 100, 4096);
+            let mut by_page: StdMap<u64, u32> = StdMap::new();
+            let mut by_frame: StdMap<u32, u64> = StdMap::new();
             for (insert, page, frame) in ops {
                 if insert {
-                    if let std::collections::hash_map::Entry::Vacant(e) = m.entry(page) {
-                        e.insert(frame);
+                    if !by_page.contains_key(&page) && !by_frame.contains_key(&frame) {
                         t.insert(page, frame);
+                        by_page.insert(page, frame);
+                        by_frame.insert(frame, page);
                     }
                 } else {
-                    prop_assert_eq!(t.remove(page), m.remove(&page));
+                    let got = t.remove_frame(frame);
+                    let want = by_frame.remove(&frame);
+                    prop_assert_eq!(got, want);
+                    if let Some(p) = want { by_page.remove(&p); }
                 }
-                prop_assert_eq!(t.len(), m.len());
-                prop_assert_eq!(t.get(page), m.get(&page).copied());
+                prop_assert_eq!(t.len(), by_page.len());
+                prop_assert_eq!(t.get(page), by_page.get(&page).copied());
+                prop_assert_eq!(t.page_of(frame), by_frame.get(&frame).copied());
             }
-            for (&p, &f) in &m {
+            for (&p, &f) in &by_page {
                 prop_assert_eq!(t.get(p), Some(f));
             }
         }
