@@ -23,16 +23,21 @@
 //!   rare paths.
 //!
 //! State: count buckets of blocks (bucket `c` holds the blocks with `c` buffered pages, most
-//! recently accessed at the front); one record per block (its page list, bucket links, recency)
-//! and one per frame (`PageRec`). Hits and insertions are O(1) (plus one table lookup per
-//! insertion); a block eviction is O(ppb log ppb) (the page-order sort of its frames); finding
-//! the fullest bucket lowers a max-count pointer lazily.
+//! recently accessed at the front); one record per block (page count, bucket links, recency);
+//! one per frame (page, block slot, dirty bit); and a frame table per block slot, indexed by page
+//! offset. Hits and insertions are O(1) (plus one table lookup per insertion); a block eviction
+//! scans its block's `ppb` table entries, which yields the victims already in page order and
+//! touches their frame records independently of each other (a linked page list made eviction a
+//! chain of dependent cache misses: FAB evicts a whole block on most misses). Finding the fullest
+//! bucket lowers a max-count pointer lazily.
 //!
-//! The block table, the intrusive lists and the per-frame record come from `blocks.rs`.
+//! Memory: the frame tables take `4 × ppb` bytes per block slot, reserved for `capacity` slots
+//! but zero-initialised, so the operating system backs only the slots ever used at once (slots
+//! are handed out lowest first): at most `4 × ppb × min(capacity, blocks touched)` bytes.
+//!
+//! The block table and the intrusive bucket lists come from `blocks.rs`.
 
-use crate::blocks::{
-    BlockTable, Ends, Linked, PPB_DOC, PageRec, link_back, link_before, link_front, parse_ppb, unlink, walk,
-};
+use crate::blocks::{BlockTable, Ends, Linked, PPB_DOC, link_back, link_before, link_front, parse_ppb, unlink, walk};
 use crate::params::{ParamDoc, PolicyParams};
 use crate::replacer::{Access, EvictError, Evictions, FrameId, NIL, Pins, Replacer};
 
@@ -73,7 +78,8 @@ impl PolicyParams for FabConfig {
 #[derive(Clone, Copy, Debug)]
 #[repr(C, align(32))]
 struct FabBlock {
-    pages: Ends,
+    /// Buffered pages of the block.
+    count: u32,
     /// Links in the count bucket `pages.len`.
     bucket: [u32; 2],
     /// Last access (orders a bucket).
@@ -91,37 +97,58 @@ impl Linked<0> for FabBlock {
     }
 }
 
+/// Per-frame state of FAB.
+#[derive(Clone, Copy, Debug)]
+struct FabFrame {
+    page: u64,
+    /// Block slot, or NIL when the frame is free.
+    slot: u32,
+    dirty: bool,
+}
+
+impl FabFrame {
+    const FREE: FabFrame = FabFrame { page: 0, slot: NIL, dirty: false };
+}
+
 /// The FAB policy.
 #[derive(Clone, Debug)]
 pub struct Fab {
     ppb: u64,
     blocks: BlockTable,
     blk: Vec<FabBlock>,
+    /// Frame table of each block slot: entry `slot × ppb + offset` is the frame holding that
+    /// page plus one, or 0.
+    offs: Vec<u32>,
     /// Block slots by buffered-page count (bucket `c` = count `c`), most recent at the front.
     bucket: Vec<Ends>,
     /// Upper bound on the largest non-empty bucket.
     max_count: u32,
     clock: u64,
-    fr: Vec<PageRec>,
+    fr: Vec<FabFrame>,
     len: usize,
 }
 
 impl Fab {
+    /// The frame-table entries of block slot `slot`.
+    #[inline]
+    fn table(&self, slot: u32) -> std::ops::Range<usize> {
+        let ppb = self.ppb as usize;
+        slot as usize * ppb..(slot as usize + 1) * ppb
+    }
+
+    #[inline]
+    fn entry(&self, slot: u32, page: u64) -> usize {
+        slot as usize * self.ppb as usize + (page % self.ppb) as usize
+    }
+
     fn has_unpinned<P: Pins + ?Sized>(&self, slot: u32, pins: &P) -> bool {
-        let mut f = self.blk[slot as usize].pages.head;
-        while f != NIL {
-            if !pins.is_pinned(f) {
-                return true;
-            }
-            f = self.fr[f as usize].links[1];
-        }
-        false
+        self.offs[self.table(slot)].iter().any(|&e| e != 0 && !pins.is_pinned(e - 1))
     }
 
     /// Puts `slot` (in no bucket) into the bucket of its current count at the place its recency
     /// gives it, or releases it when it has no page left.
     fn reposition(&mut self, slot: u32) {
-        let c = self.blk[slot as usize].pages.len as usize;
+        let c = self.blk[slot as usize].count as usize;
         if c == 0 {
             self.blocks.release(slot);
             return;
@@ -139,28 +166,35 @@ impl Fab {
     }
 
     fn evict_block<P: Pins + ?Sized>(&mut self, slot: u32, pins: &P, out: &mut Evictions) {
-        let c = self.blk[slot as usize].pages.len as usize;
-        unlink::<0, _>(&mut self.blk, &mut self.bucket[c], slot);
-        let start = out.victims.len();
-        let mut f = self.blk[slot as usize].pages.head;
-        while f != NIL {
-            let next = self.fr[f as usize].links[1];
+        let c = self.blk[slot as usize].count;
+        unlink::<0, _>(&mut self.blk, &mut self.bucket[c as usize], slot);
+        // Scanning the table by offset yields the victims in page order.
+        let (mut seen, mut evicted) = (0, 0);
+        for i in self.table(slot) {
+            let e = self.offs[i];
+            if e == 0 {
+                continue;
+            }
+            let f = e - 1;
             if !pins.is_pinned(f) {
-                unlink::<0, _>(&mut self.fr, &mut self.blk[slot as usize].pages, f);
+                self.offs[i] = 0;
                 self.fr[f as usize].slot = NIL;
                 out.victims.push(f);
+                evicted += 1;
             }
-            f = next;
+            seen += 1;
+            if seen == c {
+                break;
+            }
         }
-        let fr = &self.fr;
-        out.victims[start..].sort_unstable_by_key(|&f| fr[f as usize].page);
-        self.len -= out.victims.len() - start;
+        self.blk[slot as usize].count -= evicted;
+        self.len -= evicted as usize;
         self.reposition(slot);
     }
 
     /// The buffered pages of `block`, if any (for tests and reports).
     pub fn block_pages(&self, block: u64) -> u32 {
-        self.blocks.get(block).map_or(0, |s| self.blk[s as usize].pages.len)
+        self.blocks.get(block).map_or(0, |s| self.blk[s as usize].count)
     }
 }
 
@@ -172,11 +206,13 @@ impl Replacer for Fab {
         Fab {
             ppb: ppb as u64,
             blocks: BlockTable::new(capacity),
-            blk: vec![FabBlock { pages: Ends::EMPTY, bucket: [NIL; 2], recency: 0 }; capacity],
+            blk: vec![FabBlock { count: 0, bucket: [NIL; 2], recency: 0 }; capacity],
+            // Zero-initialised: pages of the reservation never used are never backed.
+            offs: vec![0; capacity * ppb as usize],
             bucket: vec![Ends::EMPTY; ppb as usize + 1],
             max_count: 0,
             clock: 0,
-            fr: vec![PageRec::FREE; capacity],
+            fr: vec![FabFrame::FREE; capacity],
             len: 0,
         }
     }
@@ -189,7 +225,7 @@ impl Replacer for Fab {
         self.clock += 1;
         let b = &mut self.blk[s as usize];
         b.recency = self.clock;
-        let c = b.pages.len as usize;
+        let c = b.count as usize;
         if self.bucket[c].head != s {
             unlink::<0, _>(&mut self.blk, &mut self.bucket[c], s);
             link_front::<0, _>(&mut self.blk, &mut self.bucket[c], s);
@@ -199,16 +235,18 @@ impl Replacer for Fab {
     #[inline]
     fn on_insert(&mut self, frame: FrameId, access: &Access) {
         let (s, created) = self.blocks.get_or_insert(access.page / self.ppb);
-        self.fr[frame as usize] =
-            PageRec { page: access.page, slot: s, dirty: access.kind.is_write(), ..PageRec::FREE };
+        self.fr[frame as usize] = FabFrame { page: access.page, slot: s, dirty: access.kind.is_write() };
         if created {
-            self.blk[s as usize].pages = Ends::EMPTY;
+            self.blk[s as usize].count = 0;
         } else {
-            let c = self.blk[s as usize].pages.len as usize;
+            let c = self.blk[s as usize].count as usize;
             unlink::<0, _>(&mut self.blk, &mut self.bucket[c], s);
         }
-        link_back::<0, _>(&mut self.fr, &mut self.blk[s as usize].pages, frame);
-        let c = self.blk[s as usize].pages.len;
+        let i = self.entry(s, access.page);
+        debug_assert_eq!(self.offs[i], 0, "page {} inserted twice", access.page);
+        self.offs[i] = frame + 1;
+        self.blk[s as usize].count += 1;
+        let c = self.blk[s as usize].count;
         link_front::<0, _>(&mut self.blk, &mut self.bucket[c as usize], s);
         self.max_count = self.max_count.max(c);
         self.clock += 1;
@@ -246,9 +284,11 @@ impl Replacer for Fab {
         if s == NIL {
             return;
         }
-        let c = self.blk[s as usize].pages.len as usize;
+        let c = self.blk[s as usize].count as usize;
         unlink::<0, _>(&mut self.blk, &mut self.bucket[c], s);
-        unlink::<0, _>(&mut self.fr, &mut self.blk[s as usize].pages, frame);
+        let i = self.entry(s, self.fr[frame as usize].page);
+        self.offs[i] = 0;
+        self.blk[s as usize].count -= 1;
         self.fr[frame as usize].slot = NIL;
         self.len -= 1;
         self.reposition(s);
@@ -275,11 +315,31 @@ impl Replacer for Fab {
             }
         }
         let mut total = 0usize;
+        let mut live = vec![false; self.blk.len()];
         for (block, s) in self.blocks.live() {
-            let pages = walk::<0, _>(&self.fr, &self.blk[s as usize].pages)?;
-            let c = pages.len() as u32;
+            live[s as usize] = true;
+            let mut c = 0u32;
+            for (o, &e) in self.offs[self.table(s)].iter().enumerate() {
+                if e == 0 {
+                    continue;
+                }
+                let f = e - 1;
+                let r = self
+                    .fr
+                    .get(f as usize)
+                    .ok_or_else(|| format!("fab: block {block} holds frame {f}, out of range"))?;
+                if r.slot != s || r.page / self.ppb != block || r.page % self.ppb != o as u64 {
+                    return Err(format!(
+                        "fab: frame {f} is filed under block {block} offset {o} but belongs elsewhere"
+                    ));
+                }
+                c += 1;
+            }
             if c == 0 {
                 return Err(format!("fab: live block {block} holds no page"));
+            }
+            if c != self.blk[s as usize].count {
+                return Err(format!("fab: block {block} holds {c} pages but counts {}", self.blk[s as usize].count));
             }
             if in_bucket[s as usize] != c {
                 return Err(format!("fab: block {block} has {c} pages but sits in bucket {}", in_bucket[s as usize]));
@@ -287,16 +347,16 @@ impl Replacer for Fab {
             if c > self.max_count {
                 return Err(format!("fab: block {block} has {c} pages above max_count {}", self.max_count));
             }
-            if let Some(f) = pages.iter().find(|&&f| {
-                let r = self.fr[f as usize];
-                r.slot != s || r.page / self.ppb != block
-            }) {
-                return Err(format!("fab: frame {f} is chained under block {block} but belongs elsewhere"));
-            }
             total += c as usize;
         }
-        if total != self.len {
-            return Err(format!("fab: {total} pages chained, len {}", self.len));
+        if let Some(s) =
+            (0..self.blk.len()).find(|&s| !live[s] && self.offs[self.table(s as u32)].iter().any(|&e| e != 0))
+        {
+            return Err(format!("fab: free block slot {s} still holds frames"));
+        }
+        let owned = self.fr.iter().filter(|r| r.slot != NIL).count();
+        if total != self.len || owned != self.len {
+            return Err(format!("fab: {total} pages filed, {owned} frames owned, len {}", self.len));
         }
         Ok(())
     }
