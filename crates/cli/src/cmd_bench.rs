@@ -5,6 +5,10 @@
 //! (generated once into `--dir` and reused). Each policy runs single-threaded over the ideal
 //! device; the best of `--repeat` runs is reported, trace decoding included, as requests per
 //! second of wall time and per second of the thread's CPU time (steadier on a busy machine).
+//!
+//! The runs go in rounds, each round running every policy once, so that a slow spell of a
+//! shared machine falls on all policies alike rather than on whichever was running; the last
+//! column is each policy's best rate relative to the first policy's.
 
 use std::path::PathBuf;
 
@@ -40,9 +44,12 @@ pub struct BenchArgs {
     /// Buffer size in pages.
     #[arg(short, long, default_value_t = 100_000)]
     buffer: usize,
-    /// Runs per policy; the fastest is reported.
+    /// Runs per policy, in rounds over all policies; the fastest is reported.
     #[arg(long, default_value_t = 3)]
     repeat: u32,
+    /// No progress bar.
+    #[arg(short, long)]
+    quiet: bool,
     /// Where the generated trace is kept between runs.
     #[arg(long, default_value = "target/flashbuf-bench")]
     dir: PathBuf,
@@ -58,27 +65,45 @@ pub fn run(a: BenchArgs) -> Result<()> {
     let opts = ReadOptions::default();
     println!("trace: {trace}");
     println!("buffer: {} pages, device: ideal, one thread, best of {}", a.buffer, a.repeat);
-    println!("{:<24} {:>12} {:>10} {:>14} {:>16}", "policy", "requests", "hit ratio", "requests/s", "per CPU second");
-    for policy in &policies {
-        let mut best: Option<(f64, flashbuf_sim::RunOutput)> = None;
-        for _ in 0..a.repeat.max(1) {
+    let rounds = a.repeat.max(1);
+    let bar = crate::progress::bar(u64::from(rounds) * policies.len() as u64, "runs", a.quiet);
+    let mut best: Vec<Option<(f64, flashbuf_sim::RunOutput)>> = policies.iter().map(|_| None).collect();
+    for _ in 0..rounds {
+        for (policy, best) in policies.iter().zip(&mut best) {
             let mut opened = spec.open(&opts)?;
             let device = IdealDevice::new(IdealConfig::default())?;
             let options = RunOptions::new(a.buffer);
             let out = flashbuf_sim::run(policy, device, opened.source.as_mut(), &options, &mut |_| {})?;
             let rate = out.counters.requests as f64 / out.elapsed_s;
             if best.as_ref().is_none_or(|(r, _)| rate > *r) {
-                best = Some((rate, out));
+                *best = Some((rate, out));
             }
+            bar.inc(1);
         }
+    }
+    bar.finish_and_clear();
+    let width = policies.iter().map(|p| p.label().len()).max().unwrap_or(0).max(6);
+    let first = policies.first().map(|p| p.label()).unwrap_or_default();
+    println!(
+        "{:<width$} {:>12} {:>10} {:>14} {:>16} {:>9}",
+        "policy",
+        "requests",
+        "hit ratio",
+        "requests/s",
+        "per CPU second",
+        format!("/ {first}")
+    );
+    let base = best.first().and_then(|b| b.as_ref()).map_or(1.0, |(r, _)| *r);
+    for (policy, best) in policies.iter().zip(best) {
         let (rate, out) = best.expect("at least one run");
         println!(
-            "{:<24} {:>12} {:>9.2}% {:>11.2} M/s {:>13.2} M/s",
+            "{:<width$} {:>12} {:>9.2}% {:>11.2} M/s {:>13.2} M/s {:>9.2}",
             policy.label(),
             out.counters.requests,
             100.0 * out.counters.hit_ratio(),
             rate / 1e6,
-            out.counters.requests as f64 / out.cpu_s / 1e6
+            out.counters.requests as f64 / out.cpu_s / 1e6,
+            rate / base,
         );
     }
     Ok(())
