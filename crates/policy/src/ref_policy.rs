@@ -62,12 +62,22 @@
 //!   use `pad=0.1` for BAST (its best value there).
 //!
 //! State: the page LRU list with a window-boundary pointer (the MRU-most page inside the window)
-//! and an in-window bit per frame; per block, its frames in LRU order (so its in-window pages are
-//! a suffix of its list), its in-window count and count buckets over blocks. One record per
-//! frame holds both of its list links, its stamp, block and bits; one per block its page list,
-//! bucket links and count. Hits, insertions and evictions are O(1) apart from one table lookup
-//! per insertion and O(|VB|) per eviction; a VB selection is O(ppb + |VB|). Nothing rescans the
-//! buffer.
+//! and an in-window bit per frame; per block, its in-window pages in the order they entered the
+//! window (a FIFO, front = newest), its buffered-page count and its count-bucket links; count
+//! buckets over blocks. Pages enter the window only at its MRU end (the page next to the
+//! boundary, or a page at the MRU end of the list when the window is everything, where a hit
+//! page leaves and re-enters at the MRU end of its block's FIFO, its count and bucket place
+//! unchanged) and leave it by a hit, an eviction or a removal, so each FIFO is in LRU order and
+//! its back is the block's LRU-most in-window page, the candidate victim, with no reordering on
+//! hits. Pages outside the window are in no per-block order: a hit on one touches only its
+//! frame record and its LRU-list neighbours. BP-REF adds a frame table per block slot, indexed
+//! by page offset (`4 × ppb` bytes per slot, zero-initialised so that only slots in use are
+//! backed; entries are overwritten on insertion and left stale on eviction, an entry counting
+//! only while its frame still holds that page): padding scans it for the block's pages in page
+//! order. One record per frame (32 bytes) holds its LRU and FIFO links, its stamp, block slot,
+//! page offset and bits; one per block its FIFO ends, bucket links, count and VB bit. Hits,
+//! insertions and evictions are O(1) apart from one table lookup per insertion and O(|VB|) per
+//! eviction; a VB selection is O(ppb + |VB|), a padding O(ppb). Nothing rescans the buffer.
 
 use crate::blocks::{BlockTable, Ends, Linked, PPB_DOC, link_front, parse_ppb, unlink, walk};
 use crate::params::{ParamDoc, PolicyParams, fmt_float, parse_fraction, parse_int};
@@ -127,7 +137,7 @@ impl PolicyParams for RefConfig {
 }
 
 /// Per-frame state with its two sets of links, one cache line: links 0 = the page LRU list,
-/// links 1 = its block's page list (both `[towards MRU, towards LRU]`).
+/// links 1 = its block's in-window FIFO (both `[towards MRU, towards LRU]`).
 #[derive(Clone, Copy, Debug)]
 #[repr(C, align(32))]
 struct Frame {
@@ -136,6 +146,8 @@ struct Frame {
     stamp: u64,
     /// Block slot, or NIL when the frame is free.
     slot: u32,
+    /// Offset of the page in its block.
+    off: u16,
     dirty: bool,
     in_win: bool,
 }
@@ -151,27 +163,29 @@ impl Linked<LRU> for Frame {
     }
 }
 
-impl Linked<BLK> for Frame {
+impl Linked<WIN> for Frame {
     #[inline]
     fn links(&self) -> [u32; 2] {
-        self.links[BLK]
+        self.links[WIN]
     }
     #[inline]
     fn links_mut(&mut self) -> &mut [u32; 2] {
-        &mut self.links[BLK]
+        &mut self.links[WIN]
     }
 }
 
 const LRU: usize = 0;
-const BLK: usize = 1;
+const WIN: usize = 1;
 
-/// Per-block state: its pages (front = MRU), its links in its count bucket, its in-window count.
+/// Per-block state: its in-window pages in the order they entered the window (front = MRU; the
+/// length is the block's in-window count), its links in its count bucket, its buffered pages.
 #[derive(Clone, Copy, Debug)]
 #[repr(C, align(32))]
 struct Block {
-    pages: Ends,
+    win: Ends,
     bucket: [u32; 2],
-    win_count: u32,
+    /// Buffered pages of the block, inside the window or not.
+    count: u32,
     in_vb: bool,
 }
 
@@ -186,8 +200,11 @@ impl Linked<0> for Block {
     }
 }
 
-const FREE_FRAME: Frame = Frame { links: [[NIL; 2]; 2], stamp: 0, slot: NIL, dirty: false, in_win: false };
-const NEW_BLOCK: Block = Block { pages: Ends::EMPTY, bucket: [NIL; 2], win_count: 0, in_vb: false };
+// One cache line holds a frame record, or a block record, whole.
+const _: () = assert!(size_of::<Frame>() == 32 && size_of::<Block>() == 32);
+
+const FREE_FRAME: Frame = Frame { links: [[NIL; 2]; 2], stamp: 0, slot: NIL, off: 0, dirty: false, in_win: false };
+const NEW_BLOCK: Block = Block { win: Ends::EMPTY, bucket: [NIL; 2], count: 0, in_vb: false };
 
 /// The machinery shared by [`Ref`] and [`BpRef`].
 #[derive(Clone, Debug)]
@@ -205,10 +222,13 @@ pub(crate) struct RefCore {
     boundary: u32,
     clock: u64,
     fr: Vec<Frame>,
-    /// Page of each frame (cold: padding order and checks only).
-    page: Vec<u64>,
     blocks: BlockTable,
     blk: Vec<Block>,
+    /// BP-REF only (empty for REF): the frame table of each block slot, entry
+    /// `slot × ppb + offset` holding the frame of that page plus one, or 0. Entries are not
+    /// cleared when a page leaves: an entry is *current* when its frame still holds that page
+    /// (see `RefCore::current`); every buffered page's entry is current.
+    offs: Vec<u32>,
     /// Block slots by in-window count (bucket `c` = count `c`; count 0 in none); front = newest.
     bucket: Vec<Ends>,
     max_count: u32,
@@ -236,9 +256,11 @@ impl RefCore {
             boundary: NIL,
             clock: 0,
             fr: vec![FREE_FRAME; capacity],
-            page: vec![0; capacity],
             blocks: BlockTable::new(slots),
             blk: vec![NEW_BLOCK; slots],
+            // Zero-initialised: parts of the reservation never used are never backed (slots are
+            // handed out lowest first).
+            offs: if pad.is_some() { vec![0; slots * ppb as usize] } else { Vec::new() },
             bucket: vec![Ends::EMPTY; ppb as usize + 1],
             max_count: 0,
             vb: Vec::with_capacity(vb_max),
@@ -250,54 +272,50 @@ impl RefCore {
         self.lru.len as usize
     }
 
+    /// `f` enters the window at its MRU end: it joins its block's in-window FIFO, and the block
+    /// moves to the front of its new count bucket.
     #[inline]
-    pub(crate) fn inc(&mut self, s: u32) {
-        let c = self.blk[s as usize].win_count;
-        if c > 0 {
-            unlink::<0, _>(&mut self.blk, &mut self.bucket[c as usize], s);
+    fn enter(&mut self, f: FrameId) {
+        let s = self.fr[f as usize].slot;
+        self.fr[f as usize].in_win = true;
+        link_front::<WIN, _>(&mut self.fr, &mut self.blk[s as usize].win, f);
+        let c = self.blk[s as usize].win.len;
+        if c > 1 {
+            unlink::<0, _>(&mut self.blk, &mut self.bucket[c as usize - 1], s);
         }
-        self.blk[s as usize].win_count = c + 1;
-        link_front::<0, _>(&mut self.blk, &mut self.bucket[c as usize + 1], s);
-        self.max_count = self.max_count.max(c + 1);
+        link_front::<0, _>(&mut self.blk, &mut self.bucket[c as usize], s);
+        self.max_count = self.max_count.max(c);
     }
 
+    /// `f` leaves the window: out of its block's in-window FIFO, the block to the front of its
+    /// new count bucket (none at count 0).
     #[inline]
-    pub(crate) fn dec(&mut self, s: u32) {
-        let c = self.blk[s as usize].win_count;
-        unlink::<0, _>(&mut self.blk, &mut self.bucket[c as usize], s);
-        self.blk[s as usize].win_count = c - 1;
-        if c > 1 {
-            link_front::<0, _>(&mut self.blk, &mut self.bucket[c as usize - 1], s);
+    fn leave(&mut self, f: FrameId) {
+        let s = self.fr[f as usize].slot;
+        self.fr[f as usize].in_win = false;
+        unlink::<WIN, _>(&mut self.fr, &mut self.blk[s as usize].win, f);
+        let c = self.blk[s as usize].win.len;
+        unlink::<0, _>(&mut self.blk, &mut self.bucket[c as usize + 1], s);
+        if c > 0 {
+            link_front::<0, _>(&mut self.blk, &mut self.bucket[c as usize], s);
         }
     }
 
     /// Takes `f` out of the window (before it is unlinked from the LRU list); the page just
     /// outside the window, if any, enters it.
     #[inline]
-    pub(crate) fn leave_window(&mut self, f: FrameId) {
+    fn leave_window(&mut self, f: FrameId) {
         if !self.fr[f as usize].in_win {
             return;
         }
         let b = self.boundary;
         let e = if f == b { self.fr[f as usize].links[LRU][0] } else { self.fr[b as usize].links[LRU][0] };
-        self.fr[f as usize].in_win = false;
-        self.dec(self.fr[f as usize].slot);
+        self.leave(f);
         if e != NIL {
-            self.fr[e as usize].in_win = true;
             self.boundary = e;
-            self.inc(self.fr[e as usize].slot);
+            self.enter(e);
         } else if f == b {
             self.boundary = self.fr[f as usize].links[LRU][1];
-        }
-    }
-
-    /// `f` was just pushed to the MRU end: it is in the window iff the window covers everything.
-    #[inline]
-    pub(crate) fn enter_at_front(&mut self, f: FrameId) {
-        if self.len() <= self.w {
-            self.fr[f as usize].in_win = true;
-            self.boundary = f;
-            self.inc(self.fr[f as usize].slot);
         }
     }
 
@@ -307,16 +325,19 @@ impl RefCore {
         let fr = &mut self.fr[frame as usize];
         fr.dirty |= access.kind.is_write();
         fr.stamp = self.clock;
-        let s = fr.slot as usize;
-        if self.blk[s].pages.head != frame {
-            unlink::<BLK, _>(&mut self.fr, &mut self.blk[s].pages, frame);
-            link_front::<BLK, _>(&mut self.fr, &mut self.blk[s].pages, frame);
-        }
-        if self.len() > self.w {
-            self.leave_window(frame);
-        } else {
-            // Every page is in the window and stays there.
-            self.boundary = frame;
+        if fr.in_win {
+            if self.len() > self.w {
+                self.leave_window(frame);
+            } else {
+                // Every page is in the window and stays there, now at its MRU end: to the
+                // front of its block's FIFO (its count and bucket place do not change).
+                let s = self.fr[frame as usize].slot as usize;
+                if self.blk[s].win.head != frame {
+                    unlink::<WIN, _>(&mut self.fr, &mut self.blk[s].win, frame);
+                    link_front::<WIN, _>(&mut self.fr, &mut self.blk[s].win, frame);
+                }
+                self.boundary = frame;
+            }
         }
         if self.lru.head != frame {
             unlink::<LRU, _>(&mut self.fr, &mut self.lru, frame);
@@ -327,13 +348,21 @@ impl RefCore {
     #[inline]
     pub(crate) fn on_insert(&mut self, frame: FrameId, access: &Access) {
         let s = self.slot(access.page / self.ppb);
+        let off = access.page % self.ppb;
         self.clock += 1;
         self.fr[frame as usize] =
-            Frame { stamp: self.clock, slot: s, dirty: access.kind.is_write(), in_win: false, ..FREE_FRAME };
-        self.page[frame as usize] = access.page;
-        link_front::<BLK, _>(&mut self.fr, &mut self.blk[s as usize].pages, frame);
+            Frame { stamp: self.clock, slot: s, off: off as u16, dirty: access.kind.is_write(), ..FREE_FRAME };
+        self.blk[s as usize].count += 1;
+        if !self.offs.is_empty() {
+            let i = s as usize * self.ppb as usize + off as usize;
+            self.offs[i] = frame + 1;
+        }
         link_front::<LRU, _>(&mut self.fr, &mut self.lru, frame);
-        self.enter_at_front(frame);
+        // At the MRU end, `frame` is in the window iff the window covers everything.
+        if self.len() <= self.w {
+            self.boundary = frame;
+            self.enter(frame);
+        }
     }
 
     #[inline]
@@ -350,11 +379,12 @@ impl RefCore {
     pub(crate) fn drop_frame(&mut self, frame: FrameId) {
         self.leave_window(frame);
         unlink::<LRU, _>(&mut self.fr, &mut self.lru, frame);
+        // Its frame-table entry (BP-REF) stays: with the slot gone it is no longer current.
         let s = self.fr[frame as usize].slot;
-        unlink::<BLK, _>(&mut self.fr, &mut self.blk[s as usize].pages, frame);
         self.fr[frame as usize].slot = NIL;
-        let b = self.blk[s as usize];
-        if b.pages.len == 0 && !b.in_vb {
+        let b = &mut self.blk[s as usize];
+        b.count -= 1;
+        if b.count == 0 && !b.in_vb {
             self.blocks.release(s);
         }
     }
@@ -365,8 +395,8 @@ impl RefCore {
     pub(crate) fn best_victim<P: Pins + ?Sized>(&self, pins: &P) -> (Option<FrameId>, bool) {
         let (mut best, mut best_stamp, mut any) = (None, u64::MAX, false);
         for &s in &self.vb {
-            let mut f = self.blk[s as usize].pages.tail;
-            while f != NIL && self.fr[f as usize].in_win {
+            let mut f = self.blk[s as usize].win.tail;
+            while f != NIL {
                 any = true;
                 if !pins.is_pinned(f) {
                     if self.fr[f as usize].stamp < best_stamp {
@@ -375,7 +405,7 @@ impl RefCore {
                     }
                     break;
                 }
-                f = self.fr[f as usize].links[BLK][0];
+                f = self.fr[f as usize].links[WIN][0];
             }
         }
         (best, any)
@@ -391,7 +421,7 @@ impl RefCore {
         for i in 0..self.vb.len() {
             let s = self.vb[i];
             self.blk[s as usize].in_vb = false;
-            if self.blk[s as usize].pages.len == 0 {
+            if self.blk[s as usize].count == 0 {
                 self.blocks.release(s);
             }
         }
@@ -399,7 +429,7 @@ impl RefCore {
         let (inc_slot, inc_count) = match incoming {
             None => (NIL, 0),
             Some(b) => match self.blocks.get(b) {
-                Some(s) => (s, self.blk[s as usize].win_count + 1),
+                Some(s) => (s, self.blk[s as usize].win.len + 1),
                 None => (NIL, 1),
             },
         };
@@ -464,21 +494,29 @@ impl RefCore {
         Ok(())
     }
 
+    /// Whether frame-table entry `e` at offset `o` of block slot `s` is current: its frame holds
+    /// that page.
+    #[inline]
+    fn current(&self, s: u32, o: usize, e: u32) -> bool {
+        e != 0 && {
+            let fr = &self.fr[e as usize - 1];
+            fr.slot == s && fr.off as usize == o
+        }
+    }
+
     /// Evicts victim page `f`, or its whole block when BP-REF pads.
     pub(crate) fn evict<P: Pins + ?Sized>(&mut self, f: FrameId, pins: &P, out: &mut Evictions) {
         let s = self.fr[f as usize].slot;
         if let Some(above) = self.pad_above
-            && self.blk[s as usize].win_count > above
+            && self.blk[s as usize].win.len > above
         {
+            // Scanning the block's frame table by offset yields its pages in page order.
             let start = out.victims.len();
-            let mut g = self.blk[s as usize].pages.head;
-            while g != NIL {
-                out.victims.push(g);
-                g = self.fr[g as usize].links[BLK][1];
-            }
+            let (count, ppb) = (self.blk[s as usize].count as usize, self.ppb as usize);
+            let row = &self.offs[s as usize * ppb..(s as usize + 1) * ppb];
+            let current = row.iter().enumerate().filter(|&(o, &e)| self.current(s, o, e));
+            out.victims.extend(current.take(count).map(|(_, &e)| e - 1));
             if out.victims[start..].iter().all(|&g| !pins.is_pinned(g)) {
-                let page = &self.page;
-                out.victims[start..].sort_unstable_by_key(|&g| page[g as usize]);
                 for i in start..out.victims.len() {
                     self.drop_frame(out.victims[i]);
                 }
@@ -505,21 +543,48 @@ impl RefCore {
 
     pub(crate) fn check(&self) -> Result<(), String> {
         self.blocks.check()?;
+        let ppb = self.ppb as usize;
         let order = walk::<LRU, _>(&self.fr, &self.lru)?;
         let len = order.len();
         let want = self.w.min(len);
         let mut expect_boundary = NIL;
-        for (i, &f) in order.iter().rev().enumerate() {
-            let inside = i < want;
-            if self.fr[f as usize].in_win != inside || self.fr[f as usize].slot == NIL {
-                return Err(format!("ref: frame {f} at LRU position {i}: in-window flag or slot wrong"));
+        // Per slot: buffered pages and in-window pages found along the LRU list.
+        let (mut pages, mut inside) = (vec![0u32; self.blk.len()], vec![0u32; self.blk.len()]);
+        let mut last_stamp = u64::MAX;
+        for (i, &f) in order.iter().enumerate() {
+            let fr = self.fr[f as usize];
+            if fr.stamp >= last_stamp {
+                return Err(format!("ref: frame {f} at MRU position {i}: stamps not in LRU order"));
             }
-            if i + 1 == want {
+            last_stamp = fr.stamp;
+            if fr.slot == NIL || !self.blocks.is_live(fr.slot) || fr.off as u64 >= self.ppb {
+                return Err(format!("ref: frame {f} in the LRU list has a dead slot or a bad offset"));
+            }
+            let s = fr.slot as usize;
+            pages[s] += 1;
+            if !self.offs.is_empty() && self.offs[s * ppb + fr.off as usize] != f + 1 {
+                return Err(format!("ref: frame {f} missing from its block's frame table"));
+            }
+            let from_lru = len - 1 - i;
+            if fr.in_win != (from_lru < want) {
+                return Err(format!("ref: frame {f} at LRU position {from_lru}: in-window flag wrong"));
+            }
+            if fr.in_win {
+                inside[s] += 1;
+            }
+            if from_lru + 1 == want {
                 expect_boundary = f;
             }
         }
         if self.boundary != expect_boundary {
             return Err(format!("ref: boundary {} but the window ends at {expect_boundary}", self.boundary));
+        }
+        let buffered = self.fr.iter().filter(|fr| fr.slot != NIL).count();
+        if buffered != len {
+            return Err(format!("ref: {buffered} frames hold a slot, {len} in the LRU list"));
+        }
+        if self.offs.iter().any(|&e| e as usize > self.fr.len()) {
+            return Err("ref: a frame-table entry out of range".into());
         }
         let mut in_buckets = vec![NIL; self.blk.len()];
         for (c, ends) in self.bucket.iter().enumerate() {
@@ -527,47 +592,52 @@ impl RefCore {
                 in_buckets[s as usize] = c as u32;
             }
         }
-        let mut total = 0usize;
         for (block, s) in self.blocks.live() {
             let b = self.blk[s as usize];
-            let (mut inside, mut last_stamp, mut suffix) = (0u32, u64::MAX, false);
-            let chain = walk::<BLK, _>(&self.fr, &b.pages)?;
-            for &f in &chain {
+            // The FIFO holds in-window pages of the block only, in LRU order (front = MRU);
+            // with the count from the LRU walk, exactly all of them.
+            let fifo = walk::<WIN, _>(&self.fr, &b.win)?;
+            let mut last_stamp = u64::MAX;
+            for &f in &fifo {
                 let fr = self.fr[f as usize];
-                if fr.slot != s || self.page[f as usize] / self.ppb != block {
-                    return Err(format!("ref: frame {f} chained under block {block} but belongs elsewhere"));
+                if fr.slot != s || !fr.in_win {
+                    return Err(format!("ref: frame {f} in the window FIFO of block {block} does not belong there"));
                 }
                 if fr.stamp >= last_stamp {
-                    return Err(format!("ref: block {block} chain not in LRU order"));
+                    return Err(format!("ref: block {block}: window FIFO not in LRU order"));
                 }
                 last_stamp = fr.stamp;
-                if fr.in_win {
-                    suffix = true;
-                    inside += 1;
-                } else if suffix {
-                    return Err(format!("ref: block {block}: in-window pages are not its LRU-most ones"));
+            }
+            let n = inside[s as usize];
+            if fifo.len() != n as usize {
+                return Err(format!("ref: block {block} has {n} pages in the window, {} in its FIFO", fifo.len()));
+            }
+            if pages[s as usize] != b.count {
+                return Err(format!("ref: block {block} counts {} pages, {} buffered", b.count, pages[s as usize]));
+            }
+            if !self.offs.is_empty() {
+                let row = &self.offs[s as usize * ppb..(s as usize + 1) * ppb];
+                let filed = row.iter().enumerate().filter(|&(o, &e)| self.current(s, o, e)).count();
+                if filed != b.count as usize {
+                    return Err(format!(
+                        "ref: block {block} has {filed} current frame-table entries, {} pages",
+                        b.count
+                    ));
                 }
             }
-            if inside != b.win_count {
-                return Err(format!("ref: block {block} counts {} pages in the window, {inside} found", b.win_count));
-            }
             let bucket = in_buckets[s as usize];
-            if (inside == 0 && bucket != NIL) || (inside > 0 && bucket != inside) {
-                return Err(format!("ref: block {block} with {inside} in-window pages sits in bucket {bucket}"));
+            if (n == 0 && bucket != NIL) || (n > 0 && bucket != n) {
+                return Err(format!("ref: block {block} with {n} in-window pages sits in bucket {bucket}"));
             }
-            if inside > self.max_count {
-                return Err(format!("ref: block {block} count {inside} above max_count {}", self.max_count));
+            if n > self.max_count {
+                return Err(format!("ref: block {block} count {n} above max_count {}", self.max_count));
             }
-            if chain.is_empty() && !b.in_vb {
+            if b.count == 0 && !b.in_vb {
                 return Err(format!("ref: live block {block} has no page and is not a victim block"));
             }
             if b.in_vb != self.vb.contains(&s) {
                 return Err(format!("ref: block {block} victim flag disagrees with VB"));
             }
-            total += chain.len();
-        }
-        if total != len {
-            return Err(format!("ref: {total} pages chained, {len} in the LRU list"));
         }
         if self.vb.len() > self.vb_max || self.vb.iter().any(|&s| !self.blocks.is_live(s)) {
             return Err("ref: VB too large or holding a dead slot".into());
