@@ -184,13 +184,18 @@ impl<R: Replacer + Send> BufferPolicy for Mono<R> {
     }
 }
 
-/// The frames' pin counts as the policy sees them.
-pub struct PinCounts<'a>(&'a [Frame]);
+/// The frames' pin counts and the page table, as the policy sees them.
+pub struct PinCounts<'a>(&'a [Frame], &'a [FrameId]);
 
 impl Pins for PinCounts<'_> {
     #[inline]
     fn is_pinned(&self, frame: FrameId) -> bool {
         self.0[frame as usize].pins.load(Ordering::Acquire) > 0
+    }
+
+    #[inline]
+    fn frame_of(&self, page: u64) -> Option<FrameId> {
+        self.1.get(usize::try_from(page).ok()?).copied().filter(|&f| f != NIL)
     }
 }
 
@@ -617,7 +622,7 @@ impl<S: PageStore, P: BufferPolicy> BufferManager<S, P> {
             let access = Access::new(page, kind, pool.stats.requests);
             let p = &mut *pool;
             p.ev.clear();
-            match p.policy.victims(&access, &PinCounts(&self.frames), &mut p.ev) {
+            match p.policy.victims(&access, &PinCounts(&self.frames, &p.table), &mut p.ev) {
                 Ok(()) => {
                     let mut pl = p.spare_plans.pop().unwrap_or_default();
                     self.plan_evictions(p, &mut pl);

@@ -100,4 +100,48 @@ mod tests {
         assert_eq!(h.evicted_pages(), vec![0]);
         assert!(h.padding_reads.is_empty());
     }
+
+    #[test]
+    fn padding_needs_the_host_page_table_and_checks_its_answers() {
+        use crate::{AccessKind, NoPins};
+        struct Table<'a>(&'a [(u64, FrameId)]);
+        impl Pins for Table<'_> {
+            fn is_pinned(&self, _frame: FrameId) -> bool {
+                false
+            }
+            fn frame_of(&self, page: u64) -> Option<FrameId> {
+                self.0.iter().find(|&&(p, _)| p == page).map(|&(_, f)| f)
+            }
+        }
+        let cfg = BpRefConfig { vw: 1.0, vb: 1, ppb: 4, pad: 0.5 };
+        // Frames 0..5 hold pages 0, 1, 2, 4, 8: block 0 has three pages in the window.
+        let resident = [(0, 0), (1, 1), (2, 2), (4, 3), (8, 4)];
+        let fresh = || {
+            let mut p = BpRef::new(5, &cfg);
+            for (t, &(page, f)) in resident.iter().enumerate() {
+                p.on_insert(f, &Access::new(page, AccessKind::Write, t as u64));
+            }
+            p
+        };
+        let incoming = Access::new(12, AccessKind::Write, 5);
+        // With the page table: the whole block, in page order, padded.
+        let mut ev = Evictions::default();
+        fresh().victims(&incoming, &Table(&resident), &mut ev).unwrap();
+        assert_eq!(ev.victims, vec![0, 1, 2]);
+        assert_eq!(ev.pad.map(|p| (p.first_page, p.pages)), Some((0, 4)));
+        // Without one: REF's single victim, no padding.
+        let mut ev = Evictions::default();
+        fresh().victims(&incoming, &NoPins, &mut ev).unwrap();
+        assert_eq!((ev.victims.len(), ev.pad), (1, None));
+        // A table that names a frame of another block for page 1: refused, no padding.
+        let wrong = [(0, 0), (1, 3), (2, 2), (4, 3), (8, 4)];
+        let mut ev = Evictions::default();
+        fresh().victims(&incoming, &Table(&wrong), &mut ev).unwrap();
+        assert_eq!((ev.victims.len(), ev.pad), (1, None));
+        // A table missing page 2: incomplete, no padding.
+        let missing = [(0, 0), (1, 1), (4, 3), (8, 4)];
+        let mut ev = Evictions::default();
+        fresh().victims(&incoming, &Table(&missing), &mut ev).unwrap();
+        assert_eq!((ev.victims.len(), ev.pad), (1, None));
+    }
 }

@@ -57,6 +57,12 @@
 //!   outside the window (a whole-block write needs them all). No padding when a page of the block
 //!   is pinned (one page is evicted as REF does), when the victim comes from the LRU fallback, or
 //!   when the victim is the incoming page itself (nothing buffered to write with it).
+//! * BP-REF finds the block's buffered pages, when it pads, by asking the host's page table
+//!   ([`Pins::frame_of`]) for each page of the block, and checks every answer against its own
+//!   records (frame in that block at that offset, as many as the block's count). A host without a
+//!   page table ([`crate::NoPins`], a bare pin slice) gets no padding: one page is evicted as REF
+//!   does. Keeping a per-block frame table instead costs a store per insertion, which made
+//!   BP-REF a quarter slower than REF for the ~0.01% of requests that pad.
 //! * Default padding threshold: 0.4, the paper's best value under FAST (§V, Fig. 11), the FTL
 //!   whose block associativity BP-REF targets (§IV: "especially under the FAST scheme");
 //!   use `pad=0.1` for BAST (its best value there).
@@ -70,11 +76,7 @@
 //! unchanged) and leave it by a hit, an eviction or a removal, so each FIFO is in LRU order and
 //! its back is the block's LRU-most in-window page, the candidate victim, with no reordering on
 //! hits. Pages outside the window are in no per-block order: a hit on one touches only its
-//! frame record and its LRU-list neighbours. BP-REF adds a frame table per block slot, indexed
-//! by page offset (`4 × ppb` bytes per slot, zero-initialised so that only slots in use are
-//! backed; entries are overwritten on insertion and left stale on eviction, an entry counting
-//! only while its frame still holds that page): padding scans it for the block's pages in page
-//! order. One record per frame (32 bytes) holds its LRU and FIFO links, its stamp, block slot,
+//! frame record and its LRU-list neighbours. One record per frame (32 bytes) holds its LRU and FIFO links, its stamp, block slot,
 //! page offset and bits; one per block its FIFO ends, bucket links, count and VB bit. Hits,
 //! insertions and evictions are O(1) apart from one table lookup per insertion and O(|VB|) per
 //! eviction; a VB selection is O(ppb + |VB|), a padding O(ppb). Nothing rescans the buffer.
@@ -224,11 +226,6 @@ pub(crate) struct RefCore {
     fr: Vec<Frame>,
     blocks: BlockTable,
     blk: Vec<Block>,
-    /// BP-REF only (empty for REF): the frame table of each block slot, entry
-    /// `slot × ppb + offset` holding the frame of that page plus one, or 0. Entries are not
-    /// cleared when a page leaves: an entry is *current* when its frame still holds that page
-    /// (see `RefCore::current`); every buffered page's entry is current.
-    offs: Vec<u32>,
     /// Block slots by in-window count (bucket `c` = count `c`; count 0 in none); front = newest.
     bucket: Vec<Ends>,
     max_count: u32,
@@ -258,9 +255,6 @@ impl RefCore {
             fr: vec![FREE_FRAME; capacity],
             blocks: BlockTable::new(slots),
             blk: vec![NEW_BLOCK; slots],
-            // Zero-initialised: parts of the reservation never used are never backed (slots are
-            // handed out lowest first).
-            offs: if pad.is_some() { vec![0; slots * ppb as usize] } else { Vec::new() },
             bucket: vec![Ends::EMPTY; ppb as usize + 1],
             max_count: 0,
             vb: Vec::with_capacity(vb_max),
@@ -353,10 +347,6 @@ impl RefCore {
         self.fr[frame as usize] =
             Frame { stamp: self.clock, slot: s, off: off as u16, dirty: access.kind.is_write(), ..FREE_FRAME };
         self.blk[s as usize].count += 1;
-        if !self.offs.is_empty() {
-            let i = s as usize * self.ppb as usize + off as usize;
-            self.offs[i] = frame + 1;
-        }
         link_front::<LRU, _>(&mut self.fr, &mut self.lru, frame);
         // At the MRU end, `frame` is in the window iff the window covers everything.
         if self.len() <= self.w {
@@ -494,33 +484,36 @@ impl RefCore {
         Ok(())
     }
 
-    /// Whether frame-table entry `e` at offset `o` of block slot `s` is current: its frame holds
-    /// that page.
-    #[inline]
-    fn current(&self, s: u32, o: usize, e: u32) -> bool {
-        e != 0 && {
-            let fr = &self.fr[e as usize - 1];
-            fr.slot == s && fr.off as usize == o
-        }
-    }
-
     /// Evicts victim page `f`, or its whole block when BP-REF pads.
     pub(crate) fn evict<P: Pins + ?Sized>(&mut self, f: FrameId, pins: &P, out: &mut Evictions) {
         let s = self.fr[f as usize].slot;
         if let Some(above) = self.pad_above
             && self.blk[s as usize].win.len > above
         {
-            // Scanning the block's frame table by offset yields its pages in page order.
+            // The host's page table, asked page by page, yields the block's pages in page order;
+            // every answer must be a frame of this block at that offset, and all of them found.
             let start = out.victims.len();
-            let (count, ppb) = (self.blk[s as usize].count as usize, self.ppb as usize);
-            let row = &self.offs[s as usize * ppb..(s as usize + 1) * ppb];
-            let current = row.iter().enumerate().filter(|&(o, &e)| self.current(s, o, e));
-            out.victims.extend(current.take(count).map(|(_, &e)| e - 1));
-            if out.victims[start..].iter().all(|&g| !pins.is_pinned(g)) {
+            let first = self.blocks.key(s) * self.ppb;
+            let mut complete = true;
+            for o in 0..self.ppb {
+                if let Some(g) = pins.frame_of(first + o) {
+                    let fr = self.fr.get(g as usize);
+                    if fr.is_none_or(|fr| fr.slot != s || u64::from(fr.off) != o) {
+                        complete = false;
+                        break;
+                    }
+                    out.victims.push(g);
+                }
+            }
+            let found = out.victims.len() - start;
+            if complete
+                && found == self.blk[s as usize].count as usize
+                && out.victims[start..].iter().all(|&g| !pins.is_pinned(g))
+            {
                 for i in start..out.victims.len() {
                     self.drop_frame(out.victims[i]);
                 }
-                out.pad = Some(BlockPad { first_page: self.blocks.key(s) * self.ppb, pages: self.ppb as u32 });
+                out.pad = Some(BlockPad { first_page: first, pages: self.ppb as u32 });
                 return;
             }
             out.victims.truncate(start);
@@ -543,7 +536,6 @@ impl RefCore {
 
     pub(crate) fn check(&self) -> Result<(), String> {
         self.blocks.check()?;
-        let ppb = self.ppb as usize;
         let order = walk::<LRU, _>(&self.fr, &self.lru)?;
         let len = order.len();
         let want = self.w.min(len);
@@ -562,9 +554,6 @@ impl RefCore {
             }
             let s = fr.slot as usize;
             pages[s] += 1;
-            if !self.offs.is_empty() && self.offs[s * ppb + fr.off as usize] != f + 1 {
-                return Err(format!("ref: frame {f} missing from its block's frame table"));
-            }
             let from_lru = len - 1 - i;
             if fr.in_win != (from_lru < want) {
                 return Err(format!("ref: frame {f} at LRU position {from_lru}: in-window flag wrong"));
@@ -582,9 +571,6 @@ impl RefCore {
         let buffered = self.fr.iter().filter(|fr| fr.slot != NIL).count();
         if buffered != len {
             return Err(format!("ref: {buffered} frames hold a slot, {len} in the LRU list"));
-        }
-        if self.offs.iter().any(|&e| e as usize > self.fr.len()) {
-            return Err("ref: a frame-table entry out of range".into());
         }
         let mut in_buckets = vec![NIL; self.blk.len()];
         for (c, ends) in self.bucket.iter().enumerate() {
@@ -614,16 +600,6 @@ impl RefCore {
             }
             if pages[s as usize] != b.count {
                 return Err(format!("ref: block {block} counts {} pages, {} buffered", b.count, pages[s as usize]));
-            }
-            if !self.offs.is_empty() {
-                let row = &self.offs[s as usize * ppb..(s as usize + 1) * ppb];
-                let filed = row.iter().enumerate().filter(|&(o, &e)| self.current(s, o, e)).count();
-                if filed != b.count as usize {
-                    return Err(format!(
-                        "ref: block {block} has {filed} current frame-table entries, {} pages",
-                        b.count
-                    ));
-                }
             }
             let bucket = in_buckets[s as usize];
             if (n == 0 && bucket != NIL) || (n > 0 && bucket != n) {

@@ -34,14 +34,26 @@ impl Access {
     }
 }
 
-/// Which frames may not be evicted right now. The simulator pins nothing ([`NoPins`]); the
-/// engine's buffer manager pins frames that a thread is using.
+/// What a policy may ask its host while choosing victims: which frames may not be evicted right
+/// now, and which frame holds a given page. The simulator pins nothing; the engine's buffer
+/// manager pins frames that a thread is using.
 pub trait Pins {
     /// `true` if `frame` must not be chosen as a victim.
     fn is_pinned(&self, frame: FrameId) -> bool;
+
+    /// The frame holding `page`, if it is buffered and the host keeps a page table (the
+    /// simulator, the engine and the test harness do). A policy that evicts a whole block at
+    /// once without tracking where each of its pages sits asks this (BP-REF when it pads); a
+    /// host answering `None` makes it fall back to evicting one page.
+    #[inline(always)]
+    fn frame_of(&self, page: u64) -> Option<FrameId> {
+        let _ = page;
+        None
+    }
 }
 
-/// Nothing is pinned (the trace-driven simulator). Compiles away entirely.
+/// Nothing is pinned and no page table is offered (policy unit tests and benchmarks). Compiles
+/// away entirely.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct NoPins;
 

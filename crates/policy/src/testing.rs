@@ -11,7 +11,7 @@
 
 use std::collections::HashMap;
 
-use crate::replacer::{Access, AccessKind, Evictions, FrameId, NEVER, Replacer};
+use crate::replacer::{Access, AccessKind, Evictions, FrameId, NEVER, Pins, Replacer};
 
 /// One page leaving the buffer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -20,6 +20,22 @@ pub struct Evicted {
     pub page: u64,
     /// Whether it was written back.
     pub dirty: bool,
+}
+
+/// What the harness tells a policy during an eviction: its pins and its page table.
+struct HostView<'a> {
+    pinned: &'a [bool],
+    table: &'a HashMap<u64, FrameId>,
+}
+
+impl Pins for HostView<'_> {
+    fn is_pinned(&self, frame: FrameId) -> bool {
+        self.pinned[frame as usize]
+    }
+
+    fn frame_of(&self, page: u64) -> Option<FrameId> {
+        self.table.get(&page).copied()
+    }
 }
 
 /// A small buffer around a policy, for tests.
@@ -125,9 +141,8 @@ impl<R: Replacer> Harness<R> {
     /// Runs one eviction; returns `true` when the policy asked to bypass the incoming page.
     fn evict(&mut self, incoming: &Access) -> bool {
         self.ev.clear();
-        let pinned = std::mem::take(&mut self.pinned);
-        let result = self.policy.victims(incoming, pinned.as_slice(), &mut self.ev);
-        self.pinned = pinned;
+        let host = HostView { pinned: &self.pinned, table: &self.table };
+        let result = self.policy.victims(incoming, &host, &mut self.ev);
         result.unwrap_or_else(|e| panic!("policy could not evict: {e}"));
         assert!(
             !self.ev.victims.is_empty() || self.ev.bypass,

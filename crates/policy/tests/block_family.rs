@@ -899,6 +899,19 @@ fn cfdc_is_lru_on_reads_at_scale() {
 // External removal, all-pinned and empty buffers (paths the harness does not take)
 // ---------------------------------------------------------------------------------------------
 
+/// `Mini`'s page table as the policy sees it: nothing pinned.
+struct MiniTable<'a>(&'a HashMap<u64, u32>);
+
+impl flashbuf_policy::Pins for MiniTable<'_> {
+    fn is_pinned(&self, _frame: u32) -> bool {
+        false
+    }
+
+    fn frame_of(&self, page: u64) -> Option<u32> {
+        self.0.get(&page).copied()
+    }
+}
+
 /// A minimal buffer that also drops pages on its own (`Replacer::remove`), checking the
 /// policy's invariants and length after every step.
 struct Mini<R: Replacer> {
@@ -931,7 +944,7 @@ impl<R: Replacer> Mini<R> {
         } else {
             if self.free.is_empty() {
                 self.ev.clear();
-                self.policy.victims(&a, &flashbuf_policy::NoPins, &mut self.ev).unwrap();
+                self.policy.victims(&a, &MiniTable(&self.table), &mut self.ev).unwrap();
                 for &v in &self.ev.victims {
                     self.table.remove(&self.page_of[v as usize]);
                     self.free.push(v);

@@ -15,11 +15,27 @@
 //! * `device_time_ns` = the device's simulated time for all of the above.
 
 use flashbuf_flash::{Device, DeviceError, DeviceStats};
-use flashbuf_policy::{Access, EvictError, Evictions, FrameId, NoPins, Replacer};
+use flashbuf_policy::{Access, EvictError, Evictions, FrameId, Pins, Replacer};
 use flashbuf_trace::Request;
 use serde::Serialize;
 
 use crate::page_table::PageTable;
+
+/// The buffer as a policy sees it while choosing victims: nothing is pinned, and pages are found
+/// through the page table (BP-REF's padding asks).
+struct Resident<'a>(&'a PageTable);
+
+impl Pins for Resident<'_> {
+    #[inline(always)]
+    fn is_pinned(&self, _frame: FrameId) -> bool {
+        false
+    }
+
+    #[inline]
+    fn frame_of(&self, page: u64) -> Option<FrameId> {
+        self.0.get(page)
+    }
+}
 
 /// What a write miss does.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -199,7 +215,7 @@ impl<R: Replacer, D: Device> Buffer<R, D> {
     fn evict(&mut self, incoming: &Access, time: u64) -> Result<bool, SimError> {
         self.ev.clear();
         self.policy
-            .victims(incoming, &NoPins, &mut self.ev)
+            .victims(incoming, &Resident(&self.table), &mut self.ev)
             .map_err(|source| SimError::Evict { request: time, source })?;
         let dev_err = |source| SimError::Device { request: time, source };
         if let Some(pad) = self.ev.pad {
