@@ -139,32 +139,7 @@ impl BlockFtl {
 }
 
 impl Device for BlockFtl {
-    fn name(&self) -> String {
-        self.label.clone()
-    }
-
-    fn logical_pages(&self) -> u64 {
-        self.logical_pages as u64
-    }
-
-    fn read(&mut self, page: u64) -> Result<Nanos, DeviceError> {
-        let t0 = self.flash.nand.clock_ns();
-        self.read_tag(page)?;
-        Ok(self.flash.nand.clock_ns() - t0)
-    }
-
-    fn write(&mut self, page: u64) -> Result<Nanos, DeviceError> {
-        let lpn = check_page(page, self.logical_pages)?;
-        let t0 = self.flash.nand.clock_ns();
-        self.flash.counters.host_writes += 1;
-        let version = self.versions.bump(lpn);
-        self.place(PageTag { lpn, version })?;
-        Ok(self.flash.nand.clock_ns() - t0)
-    }
-
-    fn stats(&self) -> DeviceStats {
-        self.flash.stats()
-    }
+    ftl_device_io!();
 
     fn check_invariants(&self) -> Result<(), String> {
         let used: Vec<(u32, &'static str)> = self.data.iter().filter(|&&d| d != NONE).map(|&d| (d, "data")).collect();

@@ -20,6 +20,42 @@
 //! and is what an FTL on strictly in-order NAND has to do. Padding programs are
 //! `flash_programs − host_writes − page_copies`.
 
+/// The [`Device`](crate::Device) methods every FTL shares, for inside its `impl Device`: the
+/// FTL has `label`, `logical_pages: u32`, `flash: Flash` and `versions: Versions` fields and
+/// `read_tag(page)` / `place(tag)` methods; a read or write returns the NAND time it took.
+macro_rules! ftl_device_io {
+    () => {
+        fn name(&self) -> String {
+            self.label.clone()
+        }
+
+        fn logical_pages(&self) -> u64 {
+            self.logical_pages as u64
+        }
+
+        #[inline]
+        fn read(&mut self, page: u64) -> Result<Nanos, DeviceError> {
+            let t0 = self.flash.nand.clock_ns();
+            self.read_tag(page)?;
+            Ok(self.flash.nand.clock_ns() - t0)
+        }
+
+        #[inline]
+        fn write(&mut self, page: u64) -> Result<Nanos, DeviceError> {
+            let lpn = check_page(page, self.logical_pages)?;
+            let t0 = self.flash.nand.clock_ns();
+            self.flash.counters.host_writes += 1;
+            let version = self.versions.bump(lpn);
+            self.place(PageTag { lpn, version })?;
+            Ok(self.flash.nand.clock_ns() - t0)
+        }
+
+        fn stats(&self) -> DeviceStats {
+            self.flash.stats()
+        }
+    };
+}
+
 pub mod bast;
 pub mod block;
 pub mod fast;
