@@ -34,38 +34,11 @@
 use crate::cflru::{LruWindow, WORK, WindowSide, lru_unpinned_of, window_pages};
 use crate::heap::IndexedHeap;
 use crate::lists::FrameLists;
-use crate::params::{ParamDoc, PolicyParams, fmt_float, parse_fraction};
 use crate::replacer::{Access, EvictError, Evictions, FrameId, Pins, Replacer};
 
-/// Parameters of [`CflruC`].
-#[derive(Clone, Debug, PartialEq)]
-pub struct CflruCConfig {
-    /// Clean-first window as a fraction of the buffer, `0..=1` (AD-LRU paper's setting: 0.5).
-    pub w: f64,
-}
-
-impl Default for CflruCConfig {
-    fn default() -> Self {
-        CflruCConfig { w: 0.5 }
-    }
-}
-
-impl PolicyParams for CflruCConfig {
-    const KEYS: &'static [ParamDoc] =
-        &[ParamDoc { key: "w", help: "clean-first window, fraction of the buffer 0..1, default 0.5" }];
-
-    fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
-        match key {
-            "w" => self.w = parse_fraction(key, value, 0.0, 1.0)?,
-            _ => return Err(format!("unknown parameter '{key}'")),
-        }
-        Ok(())
-    }
-
-    fn values(&self) -> Vec<String> {
-        vec![fmt_float(self.w)]
-    }
-}
+/// Parameters of [`CflruC`]: the same clean-first window as CFLRU's
+/// ([`CflruConfig`](crate::cflru::CflruConfig)).
+pub type CflruCConfig = crate::cflru::CflruConfig;
 
 /// Heap key of a heavily written frame inside the window: (write count, window entry number).
 type Key = (u32, u64);
