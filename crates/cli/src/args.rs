@@ -29,6 +29,22 @@ pub fn parse_policies(args: &[String]) -> Result<Vec<PolicyConfig>> {
     specs.iter().map(|s| s.parse::<PolicyConfig>().map_err(anyhow::Error::from)).collect()
 }
 
+/// The number of worker threads for `-j`: one per core by default; a request above the number
+/// of cores is lowered to it, and the user is told (unless `quiet`).
+pub fn threads(requested: Option<usize>, quiet: bool) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    match requested {
+        None | Some(0) => cores,
+        Some(j) if j > cores => {
+            if !quiet {
+                eprintln!("flashbuf: -j {j} lowered to {cores}, the number of cores");
+            }
+            cores
+        }
+        Some(j) => j,
+    }
+}
+
 /// Parses `512,1024,2MB,16MiB,5%` into buffer sizes (the syntax of
 /// [`flashbuf_sim::sweep::BufferSize`]: plain numbers are pages, `K`/`M`/`G` with or without `B`
 /// and `KiB`/`MiB`/`GiB` are bytes, `%` is a share of the trace's page space).
@@ -79,14 +95,14 @@ mod tests {
     #[test]
     fn buffer_sizes_in_pages_bytes_and_percent() {
         let b = parse_buffers("512, 1MB,16MiB,2k,5%").unwrap();
-        assert_eq!(b[0].pages(2048, 0).unwrap(), 512);
-        assert_eq!(b[1].pages(2048, 0).unwrap(), 512);
-        assert_eq!(b[2].pages(2048, 0).unwrap(), 8192);
-        assert_eq!(b[3].pages(2048, 0).unwrap(), 1);
-        assert_eq!(b[4].pages(2048, 100_000).unwrap(), 5000);
-        assert!(b[4].pages(2048, 0).is_err());
+        assert_eq!(b[0].pages(2048, None).unwrap(), 512);
+        assert_eq!(b[1].pages(2048, None).unwrap(), 512);
+        assert_eq!(b[2].pages(2048, None).unwrap(), 8192);
+        assert_eq!(b[3].pages(2048, None).unwrap(), 1);
+        assert_eq!(b[4].pages(2048, Some(100_000)).unwrap(), 5000);
+        assert!(b[4].pages(2048, None).is_err());
         assert!(parse_buffers("12XB").is_err());
         assert!(parse_buffers("0%").is_err());
-        assert!(BufferSize::Bytes(100).pages(2048, 0).is_err());
+        assert!(BufferSize::Bytes(100).pages(2048, None).is_err());
     }
 }

@@ -215,7 +215,7 @@ fn bench(a: BenchArgs) -> Result<()> {
     let result = (|| -> Result<()> {
         for policy in &policies {
             for b in &buffers {
-                let frames = usize::try_from(b.pages(a.page_size as u64, db_pages).map_err(anyhow::Error::msg)?)
+                let frames = usize::try_from(b.pages(a.page_size as u64, Some(db_pages)).map_err(anyhow::Error::msg)?)
                     .context("buffer too large")?;
                 let mut config = base.clone();
                 config.policy = policy.clone();

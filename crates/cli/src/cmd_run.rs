@@ -1,19 +1,26 @@
-//! `flashbuf run`: every combination of traces × policies × buffer sizes, one result row each.
+//! `flashbuf run`: every combination of traces × devices × policies × buffer sizes, one result
+//! row each (or one per interval with `--interval`).
+//!
+//! Each trace is decoded once for all its runs (`flashbuf_sim::group`), spread over the cores,
+//! as many runs at a time as memory allows. What the runs must know in advance (the footprint,
+//! for `%` buffer sizes and flash devices) comes from the summary cache or one first pass
+//! (`flashbuf_sim::prepare`).
 
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
-use flashbuf_flash::DeviceConfig;
-use flashbuf_policy::PolicyConfig;
-use flashbuf_sim::{ResultRow, RunSpec, WriteMiss};
-use rayon::prelude::*;
+use flashbuf_flash::DeviceKind;
+use flashbuf_sim::prepare::{Ask, Needs, RemapMode, Warmup, extent_pages, prepare};
+use flashbuf_sim::sweep::{SweepRun, memory_budget, run_scheduled, schedule};
+use flashbuf_sim::{GroupEvent, ResultRow, RunSpec, WriteMiss};
+use flashbuf_trace::{SummaryCache, TraceSpec};
 
-use crate::args::{parse_buffers, parse_policies};
+use crate::args::{parse_buffers, parse_policies, threads};
 use crate::devices::{DeviceArgs, check};
-use crate::traces::{CliTrace, TraceArgs, resolve};
+use crate::traces::{TraceArgs, observer};
 use flashbuf_report::OutputFile;
 
 /// The policies compared when `--policy` is not given.
@@ -21,23 +28,38 @@ pub const DEFAULT_POLICIES: &str = "lru,arc,cflru,lru-wsr,ccf-lru,cflru-c,ad-lru
 
 #[derive(Args)]
 pub struct RunArgs {
-    /// Traces: files (format auto-detected) or generators such as `gen:adlru-zipf` (the AD-LRU
-    /// paper's Table 6 trace) or `gen:zipf,requests=1000000,pages=100000,write-ratio=0.5`.
-    /// Repeat the flag for several traces.
-    #[arg(short, long = "trace", value_name = "FILE|gen:SPEC", default_value = "gen:adlru-zipf")]
+    /// Traces: files (format auto-detected), `-` for standard input (with --format), or
+    /// generators such as `gen:adlru-zipf` (the AD-LRU paper's Table 6 trace) or
+    /// `gen:zipf,requests=1000000,pages=100000,write-ratio=0.5`. Repeat the flag for several
+    /// traces.
+    #[arg(short, long = "trace", value_name = "FILE|-|gen:SPEC", default_value = "gen:adlru-zipf")]
     traces: Vec<String>,
     /// Policies, comma-separated, each `name` or `name:key=value,key=value`
     /// (see `flashbuf list`).
     #[arg(short, long = "policy", value_name = "LIST", default_value = DEFAULT_POLICIES)]
     policies: Vec<String>,
     /// Buffer sizes, comma-separated: pages (`4096`), bytes (`16MB`, `1GiB`, divided by
-    /// --page-size) or a share of the trace's page space (`5%`).
+    /// --page-size) or a share of the trace's distinct pages (`5%`).
     #[arg(short, long = "buffer", value_name = "LIST", default_value = "512,1024,2048,4096,8192")]
     buffers: String,
     /// What a write miss does: `fetch` the page first (a database buffer) or not (`no-fetch`,
     /// a write buffer as in the REF and BPLRU papers).
     #[arg(long, value_enum, default_value_t = WriteMissArg::Fetch)]
     write_miss: WriteMissArg,
+    /// Page numbering: `auto` renumbers sparse and multi-volume traces into a compact space of
+    /// flash-block-aligned extents (keeping every block whole), `on` always, `off` never (see
+    /// docs/address-space.md).
+    #[arg(long, default_value = "auto", value_parser = parse_remap)]
+    remap: RemapMode,
+    /// Requests to run before counting (a number, or a share of the trace such as `10%`):
+    /// every counter, the device's included, then restarts; pages and device state stay.
+    #[arg(long, default_value = "0", value_parser = parse_warmup)]
+    warmup: Warmup,
+    /// Emit one row per this many requests (after the warm-up) instead of one per run: hit
+    /// ratio, reads, writes, erases, write amplification over time (plot them against
+    /// `position`).
+    #[arg(long, value_name = "REQUESTS")]
+    interval: Option<u64>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
     output: OutputFormat,
@@ -47,7 +69,7 @@ pub struct RunArgs {
     /// Overwrite the output file if it exists.
     #[arg(long)]
     force: bool,
-    /// Parallel runs (default: one per core).
+    /// Threads (default: one per core; more than the cores is lowered to the cores).
     #[arg(short, long)]
     jobs: Option<usize>,
     /// Check every invariant of buffer, policy and device after every request (slow; for
@@ -58,6 +80,10 @@ pub struct RunArgs {
     /// counted by default, as in the AD-LRU paper).
     #[arg(long)]
     no_final_flush: bool,
+    /// Neither read nor write the trace summary cache ($FLASHBUF_CACHE_DIR, else
+    /// ~/.cache/flashbuf).
+    #[arg(long)]
+    no_cache: bool,
     /// No progress bar and no format detection messages.
     #[arg(short, long)]
     quiet: bool,
@@ -65,6 +91,14 @@ pub struct RunArgs {
     trace_args: TraceArgs,
     #[command(flatten)]
     device_args: DeviceArgs,
+}
+
+fn parse_remap(s: &str) -> Result<RemapMode, String> {
+    s.parse()
+}
+
+fn parse_warmup(s: &str) -> Result<Warmup, String> {
+    s.parse()
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -83,72 +117,103 @@ enum OutputFormat {
     Json,
 }
 
-struct Job<'a> {
-    trace: &'a CliTrace,
-    policy: &'a PolicyConfig,
-    frames: usize,
-    device: &'a DeviceConfig,
-    logical_pages: u64,
-}
-
 pub fn run(a: RunArgs) -> Result<()> {
     let opts = a.trace_args.options()?;
     let policies = parse_policies(&a.policies)?;
     let buffers = parse_buffers(&a.buffers)?;
+    if a.interval == Some(0) {
+        bail!("--interval must be at least 1 request");
+    }
     // Refuse an existing output file before doing any work.
     let mut out_file = a.out.as_deref().map(|p| OutputFile::create(p, a.force)).transpose()?;
     let write_miss = match a.write_miss {
         WriteMissArg::Fetch => WriteMiss::Fetch,
         WriteMissArg::NoFetch => WriteMiss::NoFetch,
     };
+    let jobs = threads(a.jobs, a.quiet);
+    let devices = a.device_args.configs();
+    let capacity = a.device_args.capacity;
+    let extent = extent_pages(&policies, &devices).map_err(anyhow::Error::msg)?;
+    let needs = Needs::of(&buffers, &devices, capacity, a.warmup);
+    let cache = if a.no_cache { SummaryCache::disabled() } else { SummaryCache::from_env() };
+    if a.traces.iter().filter(|t| TraceSpec::parse(t).is_ok_and(|s| !s.rereadable())).count() > 1 {
+        bail!("standard input can be given only once");
+    }
 
-    let device = a.device_args.config();
-    let traces: Vec<CliTrace> = a.traces.iter().map(|t| resolve(t, &opts, a.quiet)).collect::<Result<_>>()?;
-    let mut jobs = Vec::new();
-    for trace in &traces {
-        let logical_pages = a.device_args.logical_pages(trace.pages)?;
-        // Check the device once per trace before anything runs.
-        check(&device, logical_pages).with_context(|| format!("trace {}", trace.label))?;
-        for policy in &policies {
-            for b in &buffers {
-                let frames = b.pages(opts.page_size, trace.pages).map_err(anyhow::Error::msg)?;
-                let frames = usize::try_from(frames).context("buffer too large")?;
-                jobs.push(Job { trace, policy, frames, device: &device, logical_pages });
+    let mut runs: Vec<SweepRun> = Vec::new();
+    for t in &a.traces {
+        let spec = TraceSpec::parse(t).with_context(|| format!("trace '{t}'"))?;
+        if let TraceSpec::Generated(g) = &spec {
+            g.validate().with_context(|| format!("trace '{t}'"))?;
+        }
+        let label = spec.label();
+        let bar = crate::progress::bar(0, "requests", a.quiet);
+        let ask = Ask { needs, remap: a.remap, extent_pages: extent };
+        let prepared = prepare(&spec, &opts, &label, ask, &cache, &mut observer(&label, &bar, a.quiet));
+        bar.finish_and_clear();
+        let prepared = prepared?;
+        let warmup = a.warmup.requests(prepared.requests).map_err(anyhow::Error::msg).with_context(|| label.clone())?;
+        for device in &devices {
+            let logical_pages = prepared.logical_pages(device, capacity).map_err(anyhow::Error::msg)?;
+            check(device, logical_pages).with_context(|| format!("trace {label}"))?;
+            for policy in &policies {
+                for b in &buffers {
+                    let frames = prepared.frames(*b).map_err(anyhow::Error::msg).with_context(|| label.clone())?;
+                    let mut spec: RunSpec = prepared.run_spec(policy, frames, device, logical_pages);
+                    spec.write_miss = write_miss;
+                    spec.check_every = a.check.then_some(1);
+                    spec.final_flush = !a.no_final_flush;
+                    spec.warmup = warmup;
+                    spec.interval = a.interval;
+                    runs.push(SweepRun::new(spec, prepared.requests.unwrap_or(0)));
+                }
             }
         }
     }
 
-    let total: u64 = jobs.iter().map(|j| j.trace.requests).sum();
+    let refs: Vec<&SweepRun> = runs.iter().collect();
+    let plan = schedule(&refs, memory_budget());
+    let known = runs.iter().all(|r| r.requests > 0);
+    let total = if known { runs.iter().map(|r| r.requests).sum() } else { 0 };
     let bar = crate::progress::bar(total, "requests", a.quiet);
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(a.jobs.unwrap_or(0)).build()?;
-    let first_error: Mutex<Option<anyhow::Error>> = Mutex::new(None);
-    let rows: Vec<Option<ResultRow>> = pool.install(|| {
-        jobs.par_iter()
-            .map(|job| {
-                if first_error.lock().unwrap().is_some() {
-                    return None;
-                }
-                match run_job(job, &opts, write_miss, a.check, !a.no_final_flush, &bar) {
-                    Ok(row) => Some(row),
-                    Err(e) => {
-                        first_error.lock().unwrap().get_or_insert(e);
-                        None
-                    }
-                }
-            })
-            .collect()
-    });
+    let quiet = a.quiet;
+    let announced: Mutex<Vec<String>> = Mutex::new(Vec::new());
+    let events = |e: GroupEvent<'_>| match e {
+        GroupEvent::Opened { trace, how } => {
+            let mut seen = announced.lock().expect("not poisoned");
+            if !quiet && !seen.iter().any(|s| s == trace) {
+                seen.push(trace.to_string());
+                bar.suspend(|| eprintln!("flashbuf: {trace}: {how}"));
+            }
+        }
+        GroupEvent::Simulated(n) => bar.inc(n),
+    };
+    let mut outputs: Vec<Option<flashbuf_sim::RunOutput>> = vec![None; runs.len()];
+    run_scheduled(&refs, &plan, jobs, &events, &mut |i, _, out| {
+        outputs[i] = Some(out);
+        Ok(())
+    })?;
     bar.finish_and_clear();
-    if let Some(e) = first_error.into_inner().unwrap() {
-        return Err(e);
+    let mut rows: Vec<ResultRow> = Vec::new();
+    for (run, out) in runs.iter().zip(outputs) {
+        let out = out.expect("no error, so every run produced its output");
+        if a.interval.is_some() { rows.extend(run.interval_rows(&out)) } else { rows.push(run.row(&out)) }
     }
-    let rows: Vec<ResultRow> = rows.into_iter().map(|r| r.expect("no error, so every run produced a row")).collect();
 
     let mut buf = Vec::new();
     match a.output {
         OutputFormat::Table => {
             let mut columns = flashbuf_report::DEFAULT_COLUMNS.to_vec();
-            if device.kind != flashbuf_flash::DeviceKind::Ideal {
+            if a.interval.is_some() {
+                columns.splice(3..3, flashbuf_report::INTERVAL_COLUMNS.iter().cloned());
+            }
+            if rows.iter().any(|r| r.buffer_share.is_some()) {
+                columns.insert(3, flashbuf_report::SHARE_COLUMN);
+            }
+            if devices.len() > 1 {
+                columns.insert(2, flashbuf_report::DEVICE_COLUMN);
+            }
+            if devices.iter().any(|d| d.kind != DeviceKind::Ideal) {
                 columns.extend_from_slice(flashbuf_report::DEVICE_COLUMNS);
             }
             buf.extend_from_slice(flashbuf_report::format_table(&rows, &columns).as_bytes())
@@ -160,32 +225,8 @@ pub fn run(a: RunArgs) -> Result<()> {
         Some(mut f) => {
             f.write_all(&buf)?;
             f.commit()?;
+            Ok(())
         }
-        None => std::io::stdout().write_all(&buf)?,
+        None => crate::output::write(&buf),
     }
-    Ok(())
-}
-
-fn run_job(
-    job: &Job<'_>,
-    opts: &flashbuf_trace::ReadOptions,
-    write_miss: WriteMiss,
-    check: bool,
-    final_flush: bool,
-    bar: &indicatif::ProgressBar,
-) -> Result<ResultRow> {
-    let spec = RunSpec {
-        trace: job.trace.spec.clone(),
-        read: *opts,
-        trace_label: job.trace.label.clone(),
-        trace_pages: job.trace.pages,
-        policy: job.policy.clone(),
-        frames: job.frames,
-        device: job.device.clone(),
-        logical_pages: job.logical_pages,
-        write_miss,
-        check_every: check.then_some(1),
-        final_flush,
-    };
-    Ok(flashbuf_sim::execute(&spec, &mut |n| bar.inc(n))?)
 }

@@ -74,6 +74,12 @@ pub fn run(a: SweepArgs) -> Result<()> {
                 b.finish_and_clear();
             }
         }
+        PlanEvent::Stored(p) => {
+            if !quiet {
+                eprintln!("flashbuf: trace summary cached in {}", p.display());
+            }
+        }
+        PlanEvent::StoreFailed(e) => eprintln!("flashbuf: warning: a trace summary could not be cached: {e}"),
     })?;
 
     if a.dry_run {
@@ -98,7 +104,7 @@ pub fn run(a: SweepArgs) -> Result<()> {
             a.out.as_ref().map(|o| format!(" --out {}", o.display())).unwrap_or_default()
         )
     };
-    let result = session.run(a.jobs.unwrap_or(0), &|n| bar.inc(n));
+    let result = session.run(crate::args::threads(a.jobs, a.quiet), &|n| bar.inc(n));
     bar.finish_and_clear();
     let report = result.map_err(|e| anyhow::anyhow!("{e}; {}", resume_hint()))?;
     let mut msg = format!("{} runs", report.planned);

@@ -7,11 +7,11 @@ use flashbuf_flash::{DeviceConfig, DeviceKind, GcPolicy, NandPreset, Preconditio
 /// Device options shared by every command that simulates a device.
 #[derive(Args, Clone, Debug)]
 pub struct DeviceArgs {
-    /// The device: `page` (page-mapped FTL with garbage collection and wear levelling), `block`
-    /// (block-mapped), `bast` (1:1 log blocks), `fast` (1:N log blocks), or `ideal` (the
-    /// preset's read and write latencies, no FTL).
-    #[arg(long, default_value = "page", value_parser = parse::<DeviceKind>)]
-    pub device: DeviceKind,
+    /// Devices, comma-separated: `page` (page-mapped FTL with garbage collection and wear
+    /// levelling), `block` (block-mapped), `bast` (1:1 log blocks), `fast` (1:N log blocks),
+    /// `ideal` (the preset's read and write latencies, no FTL). Every run is made on each.
+    #[arg(long = "device", default_value = "page", value_parser = parse::<DeviceKind>, value_delimiter = ',')]
+    pub devices: Vec<DeviceKind>,
     /// Chip preset: `micron` (MT29F4G08AAA, AD-LRU Table 2: 2 KiB pages, 64 per block, 25 µs
     /// read, 220 µs program, 1.5 ms erase) or `ref` (REF paper Table I: 10 µs, 200 µs, 2 ms).
     #[arg(long, default_value = "micron", value_parser = parse::<NandPreset>)]
@@ -43,7 +43,8 @@ pub struct DeviceArgs {
     /// Check, on every read, that the device returns the version last written.
     #[arg(long)]
     pub verify: bool,
-    /// Logical capacity of the device in pages (default: the trace's largest page + 1).
+    /// Logical capacity of the devices in pages (default: the trace's page space: its largest
+    /// page + 1, or, when pages are remapped, the touched extents × extent size).
     #[arg(long, value_name = "PAGES")]
     pub capacity: Option<u64>,
 }
@@ -53,50 +54,40 @@ fn parse<T: std::str::FromStr<Err = flashbuf_flash::DeviceError>>(s: &str) -> Re
 }
 
 impl DeviceArgs {
-    /// The device configuration these options describe.
-    pub fn config(&self) -> DeviceConfig {
-        DeviceConfig {
-            kind: self.device,
-            preset: self.preset,
-            log_blocks: self.log_blocks,
-            seq_log: !self.no_seq_log,
-            eager_merge: self.eager_merge,
-            gc: self.gc,
-            op_percent: self.op_percent,
-            gc_threshold: self.gc_threshold,
-            precondition: self.precondition,
-            verify: self.verify,
-            ..DeviceConfig::default()
+    /// The device configurations these options describe, one per `--device` kind (each once).
+    pub fn configs(&self) -> Vec<DeviceConfig> {
+        let mut kinds: Vec<DeviceKind> = Vec::new();
+        for &k in &self.devices {
+            if !kinds.contains(&k) {
+                kinds.push(k);
+            }
         }
+        kinds
+            .into_iter()
+            .map(|kind| DeviceConfig {
+                kind,
+                preset: self.preset,
+                log_blocks: self.log_blocks,
+                seq_log: !self.no_seq_log,
+                eager_merge: self.eager_merge,
+                gc: self.gc,
+                op_percent: self.op_percent,
+                gc_threshold: self.gc_threshold,
+                precondition: self.precondition,
+                verify: self.verify,
+                ..DeviceConfig::default()
+            })
+            .collect()
     }
-
-    /// Logical pages for a trace whose page numbers are below `trace_pages`.
-    pub fn logical_pages(&self, trace_pages: u64) -> Result<u64> {
-        let trace_pages = trace_pages.max(1);
-        match self.capacity {
-            Some(c) if c < trace_pages => anyhow::bail!(
-                "--capacity {c} pages is smaller than the trace, whose pages go up to {}",
-                trace_pages - 1
-            ),
-            Some(c) => Ok(c),
-            None => Ok(trace_pages),
-        }
-    }
-}
-
-fn context(config: &DeviceConfig, logical_pages: u64) -> String {
-    let mut msg = format!("device {} for {logical_pages} logical pages", config.label());
-    if logical_pages > 1 << 32 {
-        msg.push_str(
-            " (the trace's page numbers are very large, e.g. several volumes combined as \
-             volume << 40 | page: select one with --volume, or use --device ideal)",
-        );
-    }
-    msg
 }
 
 /// Checks `config` for `logical_pages` without building it (before any run starts).
 pub fn check(config: &DeviceConfig, logical_pages: u64) -> Result<()> {
-    config.physical_blocks(logical_pages).with_context(|| context(config, logical_pages))?;
+    if config.kind == DeviceKind::Ideal {
+        return Ok(());
+    }
+    config
+        .physical_blocks(logical_pages)
+        .with_context(|| format!("device {} for {logical_pages} logical pages", config.label()))?;
     Ok(())
 }

@@ -3,6 +3,7 @@
 
 mod args;
 mod cmd_bench;
+mod cmd_convert;
 mod cmd_engine;
 mod cmd_gather;
 mod cmd_gen;
@@ -13,6 +14,7 @@ mod cmd_run;
 mod cmd_stats;
 mod cmd_sweep;
 mod devices;
+mod output;
 mod progress;
 mod traces;
 
@@ -37,8 +39,10 @@ enum Command {
     Run(cmd_run::RunArgs),
     /// Write a synthetic trace to a file.
     Gen(cmd_gen::GenArgs),
-    /// Summarise a trace: requests, reads and writes, distinct pages, footprint.
+    /// Summarise a trace: requests, reads and writes, distinct pages, footprint, volumes.
     Stats(cmd_stats::StatsArgs),
+    /// Convert a trace to flashbuf's binary or text format or to libCacheSim's oracleGeneral.
+    Convert(cmd_convert::ConvertArgs),
     /// List policies (with parameters), devices, trace formats and generators.
     List,
     /// Measure simulator throughput in requests per second.
@@ -61,6 +65,7 @@ fn main() -> ExitCode {
         Command::Run(a) => cmd_run::run(a),
         Command::Gen(a) => cmd_gen::run(a),
         Command::Stats(a) => cmd_stats::run(a),
+        Command::Convert(a) => cmd_convert::run(a),
         Command::List => cmd_list::run(),
         Command::Bench(a) => cmd_bench::run(a),
         Command::Reproduce(a) => cmd_reproduce::run(a),

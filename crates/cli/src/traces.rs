@@ -1,8 +1,8 @@
 //! Opening traces from the command line, with what the CLI needs to know about them.
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
-use flashbuf_trace::{Format, ReadOptions, TimeUnit, TraceSpec, TraceStats};
+use flashbuf_trace::{Format, ReadOptions, TimeUnit};
 
 /// How trace files are read (shared by every command that reads traces).
 #[derive(Args, Clone, Debug)]
@@ -22,6 +22,13 @@ pub struct TraceArgs {
     /// Unit of the time column of DiskSim/MQSim traces (s, ms, us, ns).
     #[arg(long, value_parser = parse_time_unit)]
     pub time_unit: Option<TimeUnit>,
+    /// Read a delimited trace of any layout (the `csv` format): which 1-based column holds
+    /// what, e.g. `offset=5,size=6,op=4,time=1,volume=3,time-unit=filetime,write=Write`. Keys:
+    /// offset (required), size, op, time, volume, offset-unit and size-unit (bytes, sectors,
+    /// pages or a number of bytes), time-unit, write and read (op values, `|`-separated),
+    /// delimiter (`,` `;` tab space), header (auto, yes, no).
+    #[arg(long, value_name = "MAP")]
+    pub columns: Option<String>,
 }
 
 fn parse_format(s: &str) -> Result<Format, String> {
@@ -38,70 +45,49 @@ impl TraceArgs {
         if self.page_size == 0 {
             anyhow::bail!("--page-size must be a positive number of bytes");
         }
+        let columns = self
+            .columns
+            .as_deref()
+            .map(|c| c.parse::<flashbuf_trace::ColumnMap>().map(std::sync::Arc::new))
+            .transpose()?;
+        if columns.is_none() && self.format == Format::Csv {
+            anyhow::bail!("--format csv needs --columns (which column holds the offset, size, op, time, volume)");
+        }
         Ok(ReadOptions {
             format: self.format,
             page_size: self.page_size,
             volume: self.volume,
             time_unit: self.time_unit,
+            columns,
         })
     }
 }
 
-/// A trace named on the command line, with its size once known.
-#[derive(Clone, Debug)]
-pub struct CliTrace {
-    /// The parsed spec.
-    pub spec: TraceSpec,
-    /// Label for result rows.
-    pub label: String,
-    /// Largest page number + 1.
-    pub pages: u64,
-    /// Number of requests.
-    pub requests: u64,
-}
-
-/// Parses `arg` and learns its size: generators know theirs; files are scanned once (streaming)
-/// with a progress bar. Prints the format detection on stderr.
-pub fn resolve(arg: &str, opts: &ReadOptions, quiet: bool) -> Result<CliTrace> {
-    let spec = TraceSpec::parse(arg).with_context(|| format!("trace '{arg}'"))?;
-    let label = spec.label();
-    if let flashbuf_trace::TraceSpec::Generated(g) = &spec {
-        g.validate().with_context(|| format!("trace '{arg}'"))?;
-        return Ok(CliTrace { spec: spec.clone(), label, pages: g.page_count(), requests: g.total_requests() });
-    }
-    let stats = scan(&spec, opts, quiet)?;
-    let pages = stats.max_page.map_or(0, |m| m.saturating_add(1));
-    Ok(CliTrace { spec, label, pages, requests: stats.requests })
-}
-
-/// Reads a trace once to the end and summarises it, announcing the detected format.
-pub fn scan(spec: &TraceSpec, opts: &ReadOptions, quiet: bool) -> Result<TraceStats> {
-    let mut opened = spec.open(opts).with_context(|| format!("trace '{}'", spec.label()))?;
-    if !quiet {
-        eprintln!("flashbuf: {}: {}", spec.label(), opened.reason);
-    }
-    let bar = crate::progress::bar(0, "requests", quiet);
-    bar.set_length(0);
-    let mut counting = Counting { inner: opened.source.as_mut(), bar: &bar };
-    let stats = flashbuf_trace::stats(&mut counting, opts.page_size)?;
-    bar.finish_and_clear();
-    Ok(stats)
-}
-
-struct Counting<'a> {
-    inner: &'a mut dyn flashbuf_trace::TraceSource,
+/// Prints, unless quiet, how a trace was opened and what a first pass did.
+pub fn observer<'a>(
+    label: &'a str,
     bar: &'a indicatif::ProgressBar,
-}
-
-impl flashbuf_trace::TraceSource for Counting<'_> {
-    fn next_batch(
-        &mut self,
-        out: &mut Vec<flashbuf_trace::Request>,
-        max: usize,
-    ) -> Result<usize, flashbuf_trace::TraceError> {
-        let n = self.inner.next_batch(out, max)?;
-        self.bar.inc(n as u64);
-        self.bar.set_length(self.bar.position());
-        Ok(n)
+    quiet: bool,
+) -> impl FnMut(flashbuf_sim::prepare::PrepareEvent<'_>) + Send + 'a {
+    use flashbuf_sim::prepare::PrepareEvent;
+    move |e| match e {
+        PrepareEvent::PassStarted(how) => {
+            if !quiet {
+                bar.suspend(|| eprintln!("flashbuf: {label}: {how}; reading it once for its footprint"));
+            }
+            bar.set_message(format!("{label}: footprint"));
+        }
+        PrepareEvent::Scanned(n) => {
+            bar.inc(n);
+        }
+        PrepareEvent::PassDone => {}
+        PrepareEvent::Stored(p) => {
+            if !quiet {
+                bar.suspend(|| eprintln!("flashbuf: {label}: summary cached in {}", p.display()));
+            }
+        }
+        PrepareEvent::StoreFailed(e) => {
+            bar.suspend(|| eprintln!("flashbuf: warning: {label}: the trace summary could not be cached: {e}"));
+        }
     }
 }

@@ -4,7 +4,11 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 fn flashbuf(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_flashbuf")).args(args).output().expect("run flashbuf")
+    Command::new(env!("CARGO_BIN_EXE_flashbuf"))
+        .env("FLASHBUF_CACHE_DIR", std::env::temp_dir().join(format!("flashbuf-test-cache-{}", std::process::id())))
+        .args(args)
+        .output()
+        .expect("run flashbuf")
 }
 
 fn stderr(o: &Output) -> String {
@@ -178,7 +182,13 @@ fn outputs_are_atomic_and_never_overwritten_without_force() {
         }
         v.into_iter().map(String::from).collect::<Vec<_>>()
     };
-    let run = |a: Vec<String>| Command::new(env!("CARGO_BIN_EXE_flashbuf")).args(&a).output().unwrap();
+    let run = |a: Vec<String>| {
+        Command::new(env!("CARGO_BIN_EXE_flashbuf"))
+            .env("FLASHBUF_CACHE_DIR", std::env::temp_dir().join(format!("flashbuf-test-cache-{}", std::process::id())))
+            .args(&a)
+            .output()
+            .unwrap()
+    };
     assert!(run(args(false)).status.success());
     let first = std::fs::read_to_string(&out).unwrap();
     assert!(first.starts_with("trace,policy,policy_name,buffer_pages,"), "{first}");
@@ -218,7 +228,7 @@ fn gen_then_stats_round_trip() {
         assert!(o.status.success(), "{}", stderr(&o));
         let o = flashbuf(&["stats", "-q", p]);
         let s = String::from_utf8_lossy(&o.stdout);
-        assert!(o.status.success() && s.contains("requests         1234"), "{name}: {s}");
+        assert!(o.status.success() && s.contains("requests         1,234"), "{name}: {s}");
         // The same generator on the fly gives the same counts (oracleGeneral has no write flag).
         let o2 = flashbuf(&["stats", "-q", "gen:zipf,requests=1234,pages=300,write-ratio=0.25,seed=5"]);
         let s2 = String::from_utf8_lossy(&o2.stdout);

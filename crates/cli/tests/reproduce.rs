@@ -9,6 +9,7 @@ fn reproduce_all_quick_writes_every_report_and_plot() {
     let out = tempfile::tempdir().unwrap();
     let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces");
     let o = Command::new(env!("CARGO_BIN_EXE_flashbuf"))
+        .env("FLASHBUF_CACHE_DIR", std::env::temp_dir().join(format!("flashbuf-test-cache-{}", std::process::id())))
         .args(["reproduce", "all", "--quick", "-q", "--out"])
         .arg(out.path())
         .arg("--traces")

@@ -5,7 +5,11 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 fn flashbuf(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_flashbuf")).args(args).output().expect("run flashbuf")
+    Command::new(env!("CARGO_BIN_EXE_flashbuf"))
+        .env("FLASHBUF_CACHE_DIR", std::env::temp_dir().join(format!("flashbuf-test-cache-{}", std::process::id())))
+        .args(args)
+        .output()
+        .expect("run flashbuf")
 }
 
 fn stderr(o: &Output) -> String {

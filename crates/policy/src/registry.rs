@@ -170,9 +170,37 @@ impl PolicyConfig {
         format!("{}:{}", self.name(), params.join(","))
     }
 
+    /// Pages of the spatial unit the policy reasons about — a flash block (FAB, BPLRU, REF,
+    /// BP-REF: parameter `ppb`) or a cluster (CFDC: `cluster`) — if it has one. Address
+    /// remapping keeps such units whole (see `flashbuf_trace::remap`).
+    pub fn block_pages(&self) -> Option<u64> {
+        let values = self.values();
+        self.keys()
+            .iter()
+            .zip(values)
+            .find(|(k, _)| matches!(k.key, "ppb" | "cluster"))
+            .and_then(|(_, v)| v.parse().ok())
+    }
+
     /// Every valid name, comma-separated.
     pub fn valid_names() -> String {
         POLICIES.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn block_pages_of_block_and_cluster_policies() {
+        let b = |s: &str| s.parse::<PolicyConfig>().unwrap().block_pages();
+        assert_eq!(b("lru"), None);
+        assert_eq!(b("fab"), Some(64));
+        assert_eq!(b("bplru:ppb=4"), Some(4));
+        assert_eq!(b("ref:ppb=16"), Some(16));
+        assert_eq!(b("bp-ref"), Some(64));
+        assert_eq!(b("cfdc:cluster=32"), Some(32));
     }
 }
 

@@ -131,8 +131,9 @@ pub enum EvictError {
 ///   the frame is evicted. (The buffer keeps its own dirty bits to decide write-backs; tests
 ///   check the two agree where a policy exposes them.)
 ///
-/// Implementations do no allocation and no dynamic call in any of these methods.
-pub trait Replacer {
+/// Implementations do no allocation and no dynamic call in any of these methods. A policy is
+/// `Send + 'static` (it owns its state), so that runs can move between threads.
+pub trait Replacer: Send + 'static {
     /// The policy's parameters (use [`crate::params::NoParams`] for none).
     type Config: PolicyParams;
 

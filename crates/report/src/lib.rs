@@ -16,7 +16,9 @@ mod table;
 pub use csvtable::CsvTable;
 pub use output::{OutputError, OutputFile};
 pub use plot::{PlotError, PlotSpec};
-pub use table::{Column, DEFAULT_COLUMNS, DEVICE_COLUMNS, format_table, thousands};
+pub use table::{
+    Column, DEFAULT_COLUMNS, DEVICE_COLUMN, DEVICE_COLUMNS, INTERVAL_COLUMNS, SHARE_COLUMN, format_table, thousands,
+};
 
 use std::io::Write;
 

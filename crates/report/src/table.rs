@@ -45,6 +45,26 @@ pub const DEFAULT_COLUMNS: &[Column<ResultRow>] = &[
     Column { header: "Mreq/s", cell: |r| format!("{:.1}", r.requests_per_s / 1e6), numeric: true },
 ];
 
+/// The device, shown when rows are on several devices.
+pub const DEVICE_COLUMN: Column<ResultRow> = Column { header: "device", cell: |r| r.device.clone(), numeric: false };
+
+/// The buffer as a share of the trace's distinct pages, shown when known.
+pub const SHARE_COLUMN: Column<ResultRow> = Column {
+    header: "buffer (%)",
+    cell: |r| r.buffer_share.map_or_else(|| "-".to_string(), |s| format!("{:.2}", 100.0 * s)),
+    numeric: true,
+};
+
+/// The interval and the position in the trace, shown for interval rows.
+pub const INTERVAL_COLUMNS: &[Column<ResultRow>] = &[
+    Column {
+        header: "interval",
+        cell: |r| r.interval.map_or_else(|| "-".to_string(), |i| i.to_string()),
+        numeric: true,
+    },
+    Column { header: "position", cell: |r| thousands(r.position), numeric: true },
+];
+
 /// Extra columns shown when the device is a flash translation layer.
 pub const DEVICE_COLUMNS: &[Column<ResultRow>] = &[
     Column { header: "erases", cell: |r| thousands(r.erases), numeric: true },

@@ -59,7 +59,7 @@ impl Trace {
     /// A run of this trace.
     pub fn run(&self, policy: &PolicyConfig, frames: usize, device: &DeviceConfig) -> RunSpec {
         let mut s = RunSpec::new(self.spec.clone(), self.pages, policy.clone(), frames, device.clone());
-        s.read = self.read;
+        s.read = self.read.clone();
         s.trace_label = self.label.clone();
         s
     }

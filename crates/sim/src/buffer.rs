@@ -92,6 +92,24 @@ impl Counters {
     pub fn hit_ratio(&self) -> f64 {
         if self.requests == 0 { 0.0 } else { self.hits as f64 / self.requests as f64 }
     }
+
+    /// What was counted since `before` (an earlier snapshot of the same run).
+    pub fn since(&self, before: &Counters) -> Counters {
+        Counters {
+            requests: self.requests - before.requests,
+            read_requests: self.read_requests - before.read_requests,
+            write_requests: self.write_requests - before.write_requests,
+            hits: self.hits - before.hits,
+            misses: self.misses - before.misses,
+            fetches: self.fetches - before.fetches,
+            padding_reads: self.padding_reads - before.padding_reads,
+            evict_writes: self.evict_writes - before.evict_writes,
+            padding_writes: self.padding_writes - before.padding_writes,
+            bypass_writes: self.bypass_writes - before.bypass_writes,
+            flush_writes: self.flush_writes - before.flush_writes,
+            evictions: self.evictions - before.evictions,
+        }
+    }
 }
 
 /// What can stop a run.

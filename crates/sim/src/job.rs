@@ -1,13 +1,14 @@
 //! One complete run described by value: trace, policy, buffer size, device, write-miss mode.
-//! The CLI's `run`, sweeps and the papers' reproductions all execute runs through [`execute`],
-//! so a result row means the same thing wherever it comes from.
+//! The CLI's `run`, sweeps and the papers' reproductions all execute runs through
+//! [`execute_group`] (many runs over one decoding of their trace) or [`execute`] (one run), so a
+//! result row means the same thing wherever it comes from.
 
 use flashbuf_flash::{DeviceConfig, DeviceError};
 use flashbuf_policy::PolicyConfig;
 use flashbuf_trace::{ReadOptions, TraceError, TraceSpec};
 
 use crate::buffer::WriteMiss;
-use crate::run::{ResultRow, RunError, RunOptions, run};
+use crate::run::{ResultRow, RunError, RunOptions};
 
 /// A run, fully described.
 #[derive(Clone, Debug)]
@@ -19,8 +20,16 @@ pub struct RunSpec {
     /// Label of the trace in result rows (defaults to `trace.label()` when built with
     /// [`RunSpec::new`]).
     pub trace_label: String,
-    /// Largest page number + 1 (sizes the device and the page table).
+    /// Size of the page space the run sees: the largest page number + 1, or, when `remap` is
+    /// set, the compact space (touched extents × extent size). Sizes the page table's direct
+    /// part; 0 when unknown.
     pub trace_pages: u64,
+    /// Distinct pages of the trace, when known (the `footprint_pages` and `buffer_share`
+    /// columns).
+    pub footprint_pages: Option<u64>,
+    /// Renumber the trace's pages into a compact space of extents of this many pages (see
+    /// [`flashbuf_trace::remap`]); `None` keeps the trace's page numbers.
+    pub remap: Option<u64>,
     /// The policy.
     pub policy: PolicyConfig,
     /// Buffer size in frames.
@@ -35,6 +44,10 @@ pub struct RunSpec {
     pub check_every: Option<u64>,
     /// Write back the dirty pages left at the end (default true).
     pub final_flush: bool,
+    /// Requests run before counting starts.
+    pub warmup: u64,
+    /// Keep the counters of every `n` requests (interval rows).
+    pub interval: Option<u64>,
 }
 
 /// Why a run could not be executed.
@@ -84,6 +97,8 @@ impl RunSpec {
             trace,
             read: ReadOptions::default(),
             trace_pages,
+            footprint_pages: None,
+            remap: None,
             policy,
             frames,
             device,
@@ -91,29 +106,52 @@ impl RunSpec {
             write_miss: WriteMiss::Fetch,
             check_every: None,
             final_flush: true,
+            warmup: 0,
+            interval: None,
         }
+    }
+
+    /// How the run is simulated (the [`RunOptions`] of its stepper).
+    pub fn options(&self) -> RunOptions {
+        RunOptions {
+            frames: self.frames,
+            write_miss: self.write_miss,
+            pages_hint: self.trace_pages,
+            check_every: self.check_every,
+            final_flush: self.final_flush,
+            warmup: self.warmup,
+            interval: self.interval,
+        }
+    }
+
+    /// An estimate of the memory the run holds, in bytes: its buffer (frames, policy state,
+    /// page table) and its device (about 20 bytes per physical page of a simulated flash
+    /// chip and its translation layer). Used to decide how many runs share one decoding
+    /// ([`crate::sweep::run_parallel`]); it errs on the large side.
+    pub fn memory_bytes(&self) -> u64 {
+        let frames = self.frames as u64;
+        let table = self.trace_pages.max(16 * frames).min(crate::DENSE_LIMIT) * 4;
+        let buffer = frames * 96 + table;
+        let device = match self.device.kind {
+            flashbuf_flash::DeviceKind::Ideal => 0,
+            _ => {
+                let ppb = u64::from(self.device.preset.config(1).geometry.pages_per_block);
+                self.device.physical_blocks(self.logical_pages).unwrap_or(0).saturating_mul(ppb).saturating_mul(20)
+            }
+        };
+        buffer + device
+    }
+
+    /// `true` when `self` and `other` read the same requests (same trace, read options and
+    /// remapping), so that one decoding can feed both.
+    pub fn same_requests(&self, other: &RunSpec) -> bool {
+        self.trace == other.trace && self.read == other.read && self.remap == other.remap
     }
 }
 
-/// Executes `spec`: opens the trace, builds the device, runs, and returns the result row.
+/// Executes `spec` alone: opens the trace, builds the device, runs, and returns the result row.
 /// `progress` receives the number of requests of each batch simulated.
 pub fn execute(spec: &RunSpec, progress: &mut dyn FnMut(u64)) -> Result<ResultRow, JobError> {
-    let mut opened =
-        spec.trace.open(&spec.read).map_err(|source| JobError::Trace { trace: spec.trace_label.clone(), source })?;
-    let device = spec.device.build(spec.logical_pages).map_err(|source| JobError::Device {
-        device: spec.device.label(),
-        pages: spec.logical_pages,
-        source,
-    })?;
-    let options = RunOptions {
-        frames: spec.frames,
-        write_miss: spec.write_miss,
-        pages_hint: spec.trace_pages,
-        check_every: spec.check_every,
-        final_flush: spec.final_flush,
-    };
-    let out = run(&spec.policy, device, opened.source.as_mut(), &options, progress).map_err(|source| {
-        JobError::Run { policy: spec.policy.label(), trace: spec.trace_label.clone(), frames: spec.frames, source }
-    })?;
-    Ok(ResultRow::new(&spec.trace_label, &spec.policy, &spec.device.label(), &options, &out))
+    let out = crate::group::execute_group(&[spec], progress).pop().expect("one result per run")?;
+    Ok(ResultRow::of_run(spec, &out))
 }

@@ -6,7 +6,8 @@
 //! * [`run()`] — one run of a trace through a policy configuration over a device, producing a
 //!   [`RunOutput`]; [`ResultRow`] flattens it for tables, CSV and JSON.
 //! * [`RunSpec`] and [`execute`] — a run described by value (trace, policy, buffer, device),
-//!   the unit of the CLI, sweeps and reproductions.
+//!   the unit of the CLI, sweeps and reproductions; [`execute_group`] runs many of them over
+//!   one decoding of their trace ([`group`]), each fed batch by batch ([`step`]).
 //! * [`sweep`] — parameter sweeps: TOML configurations, the cross product of traces, policies,
 //!   buffer sizes and devices, run in parallel with results streamed to CSV and JSON Lines.
 //! * [`PageTable`] — page number → frame, direct-mapped for dense page ranges.
@@ -14,12 +15,18 @@
 #![warn(missing_docs)]
 
 mod buffer;
+pub mod group;
 mod job;
 mod page_table;
+pub mod prepare;
 mod run;
+pub mod step;
 pub mod sweep;
 
 pub use buffer::{Buffer, Counters, SimError, WriteMiss};
+pub use group::{GroupEvent, execute_group, execute_group_with};
 pub use job::{JobError, RunSpec, execute};
 pub use page_table::{DENSE_LIMIT, PageTable};
-pub use run::{BATCH, ResultRow, RunError, RunOptions, RunOutput, next_uses, run};
+pub use prepare::{Needs, PreparedTrace, RemapMode, prepare};
+pub use run::{BATCH, Period, ResultRow, RunError, RunOptions, RunOutput, next_uses, run};
+pub use step::Stepper;

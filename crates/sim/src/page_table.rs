@@ -38,9 +38,12 @@ pub struct PageTable {
 
 impl PageTable {
     /// An empty table for `frames` frames, direct-mapped up to `pages` (clamped to
-    /// [`DENSE_LIMIT`]) from the start.
+    /// [`DENSE_LIMIT`]) from the start. Without a hint (`pages` = 0) the direct-mapped part
+    /// grows with the pages it meets up to 16 slots per frame, and pages beyond are hashed: the
+    /// table's memory follows the buffer and what is touched, not the page range.
     pub fn new(frames: usize, pages: u64) -> Self {
-        Self::with_limit(frames, pages, DENSE_LIMIT)
+        let limit = pages.max(16 * frames as u64).min(DENSE_LIMIT);
+        Self::with_limit(frames, pages, limit)
     }
 
     /// Like [`new`](Self::new) with another direct-mapping limit (tests).

@@ -4,20 +4,17 @@ use std::hash::BuildHasherDefault;
 use std::time::Instant;
 
 use flashbuf_flash::{Device, DeviceStats, thread_cpu_s};
-use flashbuf_policy::{NEVER, PolicyConfig, PolicyVisitor, Replacer};
+use flashbuf_policy::{NEVER, PolicyConfig};
 use flashbuf_trace::{Request, TraceError, TraceSource};
 use hashbrown::HashMap;
 use rustc_hash::FxHasher;
 use serde::Serialize;
 
-use crate::buffer::{Buffer, Counters, SimError, WriteMiss};
+use crate::buffer::{Counters, SimError, WriteMiss};
+use crate::job::RunSpec;
 
 /// Requests read from the trace per batch.
 pub const BATCH: usize = 1 << 14;
-
-/// How many requests ahead the page-table slot of a request is prefetched: far enough for the
-/// memory access to complete, near enough to stay in cache.
-const PREFETCH_AHEAD: usize = 16;
 
 /// Why a run failed.
 #[derive(Debug, thiserror::Error)]
@@ -37,120 +34,120 @@ pub struct RunOptions {
     pub frames: usize,
     /// Fetch on write miss (database buffer) or not (write buffer).
     pub write_miss: WriteMiss,
-    /// Largest page number + 1, when known (pre-sizes the page table).
+    /// Pages direct-mapped by the page table: the size of the page space when it is dense
+    /// (the compact space of a remapped trace, or the largest page + 1 of a dense one); 0 when
+    /// unknown or sparse (the table then grows with the pages it meets, never past its limit).
     pub pages_hint: u64,
     /// Check every invariant of buffer, policy and device after every `n` requests (tests).
     pub check_every: Option<u64>,
     /// Write back the dirty pages left at the end of the trace (default true: the AD-LRU paper
     /// counts them; the REF paper measures only the trace period).
     pub final_flush: bool,
+    /// Requests run before counting starts (every counter, the device's included, counts from
+    /// there; the buffer's pages and the device's state stay).
+    pub warmup: u64,
+    /// Also keep the counters of every `n` requests after the warm-up ([`RunOutput::intervals`]).
+    pub interval: Option<u64>,
 }
 
 impl RunOptions {
     /// Defaults for a buffer of `frames` frames.
     pub fn new(frames: usize) -> Self {
-        RunOptions { frames, write_miss: WriteMiss::Fetch, pages_hint: 0, check_every: None, final_flush: true }
+        RunOptions {
+            frames,
+            write_miss: WriteMiss::Fetch,
+            pages_hint: 0,
+            check_every: None,
+            final_flush: true,
+            warmup: 0,
+            interval: None,
+        }
     }
+}
+
+/// The counters of one period of a run: one interval ([`RunOptions::interval`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Period {
+    /// 1-based interval number.
+    pub interval: Option<u64>,
+    /// Requests of the trace consumed at the end of the period (warm-up included).
+    pub position: u64,
+    /// The buffer's counters over the period.
+    pub counters: Counters,
+    /// The device's counters over the period.
+    pub device: DeviceStats,
 }
 
 /// What one run measured.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RunOutput {
-    /// The buffer's counters.
+    /// The buffer's counters after the warm-up, to the end (final flush included).
     pub counters: Counters,
-    /// The device's counters.
+    /// The device's counters over the same period.
     pub device: DeviceStats,
-    /// Wall time of the simulation (trace decoding included), in seconds.
+    /// Requests consumed, warm-up included.
+    pub position: u64,
+    /// Requests of the warm-up.
+    pub warmup: u64,
+    /// One period per interval, when intervals were asked for.
+    pub intervals: Vec<Period>,
+    /// Wall time of the simulation, in seconds: for [`run()`], trace decoding included; for a
+    /// run sharing its decoding with others ([`crate::execute_group`]), the time spent
+    /// simulating this run alone.
     pub elapsed_s: f64,
-    /// CPU time of the simulating thread (policy, buffer bookkeeping and trace decoding), in
-    /// seconds: the "CPU time" of the AD-LRU paper's runtime definition.
+    /// CPU time of the simulating thread(s) over the same (policy and buffer bookkeeping, and
+    /// decoding where `elapsed_s` includes it), in seconds: the "CPU time" of the AD-LRU
+    /// paper's runtime definition.
     pub cpu_s: f64,
 }
 
-/// Runs `trace` through a buffer managed by `policy` over `device`. `progress` is called after
-/// every batch with the number of requests it held.
-pub fn run<D: Device>(
+/// Runs `trace` through a buffer managed by `policy` over `device`, on the calling thread,
+/// decoding as it goes. `progress` is called after every batch with the number of requests it
+/// held.
+pub fn run<D: Device + Send + 'static>(
     policy: &PolicyConfig,
     device: D,
     trace: &mut dyn TraceSource,
     options: &RunOptions,
     progress: &mut dyn FnMut(u64),
 ) -> Result<RunOutput, RunError> {
-    policy.build(options.frames, Drive { device, trace, options, progress })
-}
-
-struct Drive<'a, D> {
-    device: D,
-    trace: &'a mut dyn TraceSource,
-    options: &'a RunOptions,
-    progress: &'a mut dyn FnMut(u64),
-}
-
-impl<D: Device> PolicyVisitor for Drive<'_, D> {
-    type Output = Result<RunOutput, RunError>;
-
-    fn visit<R: Replacer>(self, policy: R) -> Self::Output {
-        let o = self.options;
-        let mut buffer = Buffer::new(policy, self.device, o.frames, o.write_miss, o.pages_hint)?;
-        let start = Instant::now();
-        let cpu_start = thread_cpu_s();
-        let check = o.check_every.unwrap_or(u64::MAX).max(1);
-        let mut batch = Vec::with_capacity(BATCH);
-        if R::NEEDS_FUTURE {
-            // Offline policies see the whole trace: read it into memory and compute, for every
-            // request, the position of the next request to the same page.
-            let all = flashbuf_trace::collect(self.trace)?;
-            let next = next_uses(&all);
-            for (chunk_no, chunk) in all.chunks(BATCH).enumerate() {
-                let base = chunk_no * BATCH;
-                for (i, req) in chunk.iter().enumerate() {
-                    buffer.access(req, next[base + i])?;
-                    if ((base + i) as u64 + 1).is_multiple_of(check) {
-                        buffer.check_invariants().map_err(SimError::Config)?;
-                    }
-                }
-                (self.progress)(chunk.len() as u64);
-            }
-        } else {
-            let mut seen = 0u64;
-            while self.trace.next_batch(&mut batch, BATCH)? > 0 {
-                if check == u64::MAX {
-                    for (i, req) in batch.iter().enumerate() {
-                        if let Some(ahead) = batch.get(i + PREFETCH_AHEAD) {
-                            buffer.prefetch(ahead.page);
-                        }
-                        buffer.access(req, NEVER)?;
-                    }
-                } else {
-                    for req in &batch {
-                        buffer.access(req, NEVER)?;
-                        seen += 1;
-                        if seen.is_multiple_of(check) {
-                            buffer.check_invariants().map_err(SimError::Config)?;
-                        }
-                    }
-                }
-                (self.progress)(batch.len() as u64);
-            }
+    let start = Instant::now();
+    let cpu_start = thread_cpu_s();
+    let mut stepper = crate::step::stepper(policy, device, options)?;
+    let mut batch = Vec::with_capacity(BATCH);
+    if stepper.needs_future() {
+        // Offline policies see the whole trace: read it into memory and compute, for every
+        // request, the position of the next request to the same page.
+        let all = flashbuf_trace::collect(trace)?;
+        let next = next_uses(&all);
+        for (chunk, next) in all.chunks(BATCH).zip(next.chunks(BATCH)) {
+            stepper.feed(chunk, Some(next))?;
+            progress(chunk.len() as u64);
         }
-        if o.final_flush {
-            buffer.flush()?;
+    } else {
+        while trace.next_batch(&mut batch, BATCH)? > 0 {
+            stepper.feed(&batch, None)?;
+            progress(batch.len() as u64);
         }
-        if check != u64::MAX {
-            buffer.check_invariants().map_err(SimError::Config)?;
-        }
-        let elapsed_s = start.elapsed().as_secs_f64();
-        let cpu_s = thread_cpu_s() - cpu_start;
-        Ok(RunOutput { counters: buffer.counters().clone(), device: buffer.device_stats(), elapsed_s, cpu_s })
     }
+    let mut out = stepper.finish()?;
+    out.elapsed_s = start.elapsed().as_secs_f64();
+    out.cpu_s = thread_cpu_s() - cpu_start;
+    Ok(out)
 }
 
 /// For each request, the index of the next request to the same page ([`NEVER`] if none).
 pub fn next_uses(requests: &[Request]) -> Vec<u64> {
-    let mut next = vec![NEVER; requests.len()];
+    next_uses_by(requests.len(), |i| requests[i].page)
+}
+
+/// For each of `n` requests whose pages `page(i)` gives, the index of the next request to the
+/// same page ([`NEVER`] if none). Memory: the result and a hash map of the distinct pages.
+pub(crate) fn next_uses_by(n: usize, page: impl Fn(usize) -> u64) -> Vec<u64> {
+    let mut next = vec![NEVER; n];
     let mut last: HashMap<u64, u64, BuildHasherDefault<FxHasher>> = HashMap::default();
-    for (i, r) in requests.iter().enumerate().rev() {
-        if let Some(j) = last.insert(r.page, i as u64) {
+    for i in (0..n).rev() {
+        if let Some(j) = last.insert(page(i), i as u64) {
             next[i] = j;
         }
     }
@@ -168,10 +165,28 @@ pub struct ResultRow {
     pub policy_name: String,
     /// Buffer size in pages.
     pub buffer_pages: u64,
+    /// The buffer as a share of the trace's footprint: `buffer_pages / footprint_pages` (empty
+    /// when the footprint is not known, e.g. a trace read once from a pipe).
+    pub buffer_share: Option<f64>,
+    /// Distinct pages of the trace (empty when not known).
+    pub footprint_pages: Option<u64>,
     /// Device label.
     pub device: String,
+    /// Logical pages of the device (0 for a device sized as it goes).
+    pub logical_pages: u64,
+    /// Extent size of the compact address space the pages were renumbered into, in pages; 0
+    /// when page numbers are the trace's own (see `docs/address-space.md`).
+    pub remap_extent_pages: u64,
     /// Write-miss mode.
     pub write_miss: WriteMiss,
+    /// Requests run before counting started (not counted in this row).
+    pub warmup_requests: u64,
+    /// 1-based number of the interval this row describes (empty: the whole run after the
+    /// warm-up).
+    pub interval: Option<u64>,
+    /// Requests of the trace consumed at the end of the period this row describes (warm-up
+    /// included).
+    pub position: u64,
     /// Page accesses.
     pub requests: u64,
     /// Read accesses.
@@ -238,17 +253,45 @@ pub struct ResultRow {
 }
 
 impl ResultRow {
-    /// Assembles a row from a run's output and its labels.
-    pub fn new(trace: &str, policy: &PolicyConfig, device: &str, options: &RunOptions, out: &RunOutput) -> Self {
-        let c = &out.counters;
-        let d = &out.device;
+    /// The row of a whole run (after its warm-up).
+    pub fn of_run(spec: &RunSpec, out: &RunOutput) -> Self {
+        Self::build(spec, &out.counters, &out.device, out.warmup, None, out.position, out.elapsed_s, out.cpu_s)
+    }
+
+    /// One row per interval of a run ([`RunOptions::interval`]); timing columns are 0 in them.
+    pub fn of_intervals(spec: &RunSpec, out: &RunOutput) -> Vec<Self> {
+        out.intervals
+            .iter()
+            .map(|p| Self::build(spec, &p.counters, &p.device, out.warmup, p.interval, p.position, 0.0, 0.0))
+            .collect()
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn build(
+        spec: &RunSpec,
+        c: &Counters,
+        d: &DeviceStats,
+        warmup: u64,
+        interval: Option<u64>,
+        position: u64,
+        elapsed_s: f64,
+        cpu_s: f64,
+    ) -> Self {
+        let policy = &spec.policy;
         ResultRow {
-            trace: trace.to_string(),
+            trace: spec.trace_label.clone(),
             policy: policy.label(),
             policy_name: policy.name().to_string(),
-            buffer_pages: options.frames as u64,
-            device: device.to_string(),
-            write_miss: options.write_miss,
+            buffer_pages: spec.frames as u64,
+            buffer_share: spec.footprint_pages.filter(|&f| f > 0).map(|f| spec.frames as f64 / f as f64),
+            footprint_pages: spec.footprint_pages,
+            device: spec.device.label(),
+            logical_pages: spec.logical_pages,
+            remap_extent_pages: spec.remap.unwrap_or(0),
+            write_miss: spec.write_miss,
+            warmup_requests: warmup,
+            interval,
+            position,
             requests: c.requests,
             read_requests: c.read_requests,
             write_requests: c.write_requests,
@@ -276,10 +319,10 @@ impl ResultRow {
             erase_count_mean: d.erase_count_mean,
             erase_count_std: d.erase_count_std,
             device_time_us: d.time_ns as f64 / 1e3,
-            elapsed_s: out.elapsed_s,
-            cpu_s: out.cpu_s,
-            runtime_s: out.cpu_s + d.time_ns as f64 / 1e9,
-            requests_per_s: if out.elapsed_s > 0.0 { c.requests as f64 / out.elapsed_s } else { 0.0 },
+            elapsed_s,
+            cpu_s,
+            runtime_s: cpu_s + d.time_ns as f64 / 1e9,
+            requests_per_s: if elapsed_s > 0.0 { c.requests as f64 / elapsed_s } else { 0.0 },
         }
     }
 }

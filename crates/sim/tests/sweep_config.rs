@@ -5,8 +5,12 @@ use std::path::Path;
 
 use flashbuf_sim::sweep::{ConfigError, Location, SweepConfig, SweepError};
 
+/// Parses with the summary cache off (tests never touch the user's cache).
 fn parse_at(text: &str, path: &Path) -> Result<SweepConfig, ConfigError> {
-    SweepConfig::parse(text, path)
+    SweepConfig::parse(text, path).map(|mut c| {
+        c.cache = flashbuf_trace::SummaryCache::disabled();
+        c
+    })
 }
 
 fn parse(text: &str) -> Result<SweepConfig, ConfigError> {
@@ -194,34 +198,51 @@ fn plan_errors_point_at_the_entry() {
         }
         other => panic!("expected a configuration error, got {other:?}"),
     }
-    // A malformed trace file: the configuration line and the trace's own file and line.
+    // A malformed trace file read by the planning pass (percent buffer sizes need the
+    // footprint): the configuration line and the trace's own file and line.
     std::fs::write(dir.path().join("bad.txt"), "# flashbuf-trace v1\nR 1\nX 2\n").unwrap();
-    let text = with_line(2, "traces = [\n 'gen:zipf,requests=10',\n 'bad.txt',\n]");
+    let text = with_line(2, "traces = [\n 'gen:zipf,requests=10',\n 'bad.txt',\n]")
+        .replace("buffers = [10, 20]", "buffers = [10, '50%']");
+    assert!(text.contains("'50%'"), "{text}");
     let c = parse_at(&text, &path).unwrap();
     let e = c.plan(&mut |_| {}).unwrap_err().to_string();
     assert!(e.contains("s.toml:4:") && e.contains("bad.txt:3"), "{e}");
 }
 
 #[test]
-fn file_traces_are_scanned_once_for_their_size() {
+fn file_traces_are_scanned_once_for_their_footprint_then_cached() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("t.txt"), "# flashbuf-trace v1\nR 1\nW 99\nR 5\n").unwrap();
     let path = dir.path().join("s.toml");
-    let text = "traces = ['t.txt']\npolicies = ['lru']\nbuffers = ['10%', 4]\ndevices = ['ideal', 'page']";
-    let c = parse_at(text, &path).unwrap();
-    let mut scanned = 0;
-    let mut opened = Vec::new();
-    let sweep = c
-        .plan(&mut |e| match e {
-            flashbuf_sim::sweep::PlanEvent::Scanned(n) => scanned += n,
-            flashbuf_sim::sweep::PlanEvent::Opened { trace, .. } => opened.push(trace.to_string()),
-            flashbuf_sim::sweep::PlanEvent::ScanDone => {}
-        })
-        .unwrap();
-    assert_eq!(scanned, 3);
-    assert_eq!(opened, ["t.txt"]);
+    let text = "traces = ['t.txt']\npolicies = ['lru']\nbuffers = ['67%', 4]\ndevices = ['ideal', 'page']";
+    let mut c = parse_at(text, &path).unwrap();
+    c.cache = flashbuf_trace::SummaryCache::at(dir.path().join("cache"));
+    let plan = |c: &flashbuf_sim::sweep::SweepConfig| {
+        let mut scanned = 0;
+        let mut opened = Vec::new();
+        let mut stored = 0;
+        let sweep = c
+            .plan(&mut |e| match e {
+                flashbuf_sim::sweep::PlanEvent::Scanned(n) => scanned += n,
+                flashbuf_sim::sweep::PlanEvent::Opened { trace, .. } => opened.push(trace.to_string()),
+                flashbuf_sim::sweep::PlanEvent::Stored(_) => stored += 1,
+                flashbuf_sim::sweep::PlanEvent::ScanDone | flashbuf_sim::sweep::PlanEvent::StoreFailed(_) => {}
+            })
+            .unwrap();
+        (sweep, scanned, opened, stored)
+    };
+    let (sweep, scanned, opened, stored) = plan(&c);
+    assert_eq!((scanned, opened, stored), (3, vec!["t.txt".to_string()], 1));
     assert_eq!(sweep.len(), 4);
     let r = &sweep.runs()[0];
-    assert_eq!((r.spec.trace_pages, r.spec.logical_pages, r.spec.frames, r.requests), (100, 100, 10, 3));
+    // 67% of 3 distinct pages is 2 frames; the page range (100) is below twice the compact
+    // space (2 extents of 64 pages), so pages keep their numbers; the range is not dense
+    // enough to direct-map (100 > 4 × 3): the page table hashes.
+    assert_eq!((r.spec.trace_pages, r.spec.logical_pages, r.spec.frames, r.requests), (0, 100, 2, 3));
+    assert_eq!((r.spec.footprint_pages, r.spec.remap), (Some(3), None));
     assert_eq!(r.spec.trace.path(), Some(dir.path().join("t.txt").as_path()));
+    // The second plan reads the summary from the cache: no pass.
+    let (again, scanned, opened, stored) = plan(&c);
+    assert_eq!((scanned, opened.len(), stored), (0, 0, 0));
+    assert_eq!(again.runs()[0].spec.frames, 2);
 }

@@ -68,7 +68,7 @@ fn main() {
     };
     let oracle = write("t.oracleGeneral", &|p| {
         let mut w = OracleWriter::create(p, false, 4096).unwrap();
-        reqs.iter().for_each(|r| w.write(r));
+        reqs.iter().for_each(|r| w.write(r).unwrap());
         w.finish().unwrap();
     });
     let binary = write("t.fbt", &|p| {

@@ -33,17 +33,25 @@
 
 #![warn(missing_docs)]
 
+pub mod cache;
+pub mod footprint;
 pub mod formats;
 pub mod generators;
+pub mod remap;
 pub mod rng;
 mod spec;
 mod stats;
 pub mod writers;
 
-pub use formats::{Compression, Detection, Format, ReadOptions, TimeUnit, detect_format, open_path, open_stream};
+pub use cache::{CacheKey, SummaryCache};
+pub use footprint::FootprintIndex;
+pub use formats::{
+    ColumnMap, Compression, Detection, Format, ReadOptions, TimeUnit, detect_format, open_path, open_stream,
+};
 pub use generators::{GenKind, GenSpec, Locality, PRESETS};
+pub use remap::{Remapped, Remapper, extent_pages_for};
 pub use spec::{OpenedTrace, TraceSpec};
-pub use stats::{TraceStats, stats};
+pub use stats::{EXTENT_LEVELS, TraceStats, TraceSummary, VolumeStats, stats, summarize};
 pub use writers::{BinaryWriter, OracleWriter, TextWriter, TraceWriter, copy_trace, create_writer};
 
 use std::fmt;
@@ -147,6 +155,12 @@ pub trait TraceSource: Send {
     /// Clears `out` and fills it with up to `max` following requests. Returns the number of
     /// requests written; `Ok(0)` means the trace is exhausted (and stays exhausted).
     fn next_batch(&mut self, out: &mut Vec<Request>, max: usize) -> Result<usize, TraceError>;
+}
+
+impl<T: TraceSource + ?Sized> TraceSource for Box<T> {
+    fn next_batch(&mut self, out: &mut Vec<Request>, max: usize) -> Result<usize, TraceError> {
+        (**self).next_batch(out, max)
+    }
 }
 
 /// A finite in-memory trace, mostly for tests and for replaying recorded traces.

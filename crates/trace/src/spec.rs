@@ -4,8 +4,11 @@
 //!   [`crate::generators`]).
 //! * `<format>:<path>`: a file read in the named format (`msr:/data/hm_0.csv`), where
 //!   `<format>` is one of [`Format::valid_names`] other than `auto`.
+//! * `-` or `<format>:-`: standard input, read once as it streams (detection works on its
+//!   content; naming the format is safer).
 //! * anything else: a file path, read in the format of [`ReadOptions::format`] (auto-detected
-//!   by default).
+//!   by default). A path that is not a regular file (a FIFO, `/dev/stdin`) is read once, like
+//!   standard input.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -25,6 +28,11 @@ pub enum TraceSpec {
     File {
         /// The file.
         path: PathBuf,
+        /// The format named in the spec, if any.
+        format: Option<Format>,
+    },
+    /// Standard input.
+    Stdin {
         /// The format named in the spec, if any.
         format: Option<Format>,
     },
@@ -65,8 +73,14 @@ impl TraceSpec {
         if s.is_empty() {
             return Err(TraceError::Invalid("empty trace specification".into()));
         }
+        if s == "-" {
+            return Ok(TraceSpec::Stdin { format: None });
+        }
         if let Some((prefix, rest)) = s.split_once(':') {
             match prefix.parse::<Format>() {
+                Ok(format) if format != Format::Auto && rest == "-" => {
+                    return Ok(TraceSpec::Stdin { format: Some(format) });
+                }
                 Ok(format) if format != Format::Auto && !rest.is_empty() => {
                     return Ok(TraceSpec::File { path: PathBuf::from(rest), format: Some(format) });
                 }
@@ -83,6 +97,18 @@ impl TraceSpec {
             TraceSpec::File { path, .. } => {
                 path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| path.display().to_string())
             }
+            TraceSpec::Stdin { .. } => "stdin".to_string(),
+        }
+    }
+
+    /// `true` when the trace can be read more than once: a generator or a regular file. Standard
+    /// input, a FIFO or a device can be read only once, so whatever a run needs to know in
+    /// advance (the footprint) cannot come from a first pass.
+    pub fn rereadable(&self) -> bool {
+        match self {
+            TraceSpec::Generated(_) => true,
+            TraceSpec::File { path, .. } => std::fs::metadata(path).is_ok_and(|m| m.is_file()),
+            TraceSpec::Stdin { .. } => false,
         }
     }
 
@@ -91,14 +117,14 @@ impl TraceSpec {
     pub fn page_count(&self) -> Option<u64> {
         match self {
             TraceSpec::Generated(g) => Some(g.page_count()),
-            TraceSpec::File { .. } => None,
+            TraceSpec::File { .. } | TraceSpec::Stdin { .. } => None,
         }
     }
 
     /// The file path, for file specs.
     pub fn path(&self) -> Option<&Path> {
         match self {
-            TraceSpec::Generated(_) => None,
+            TraceSpec::Generated(_) | TraceSpec::Stdin { .. } => None,
             TraceSpec::File { path, .. } => Some(path),
         }
     }
@@ -115,8 +141,22 @@ impl TraceSpec {
                 page_count: Some(g.page_count()),
             }),
             TraceSpec::File { path, format } => {
-                let opts = ReadOptions { format: format.unwrap_or(opts.format), ..*opts };
+                let opts = ReadOptions { format: format.unwrap_or(opts.format), ..opts.clone() };
                 let opened = open_path(path, &opts)?;
+                Ok(OpenedTrace {
+                    source: opened.source,
+                    format: Some(opened.format),
+                    compression: Some(opened.compression),
+                    reason: opened.reason,
+                    page_count: None,
+                })
+            }
+            TraceSpec::Stdin { format } => {
+                let opts = ReadOptions { format: format.unwrap_or(opts.format), ..opts.clone() };
+                let opened = crate::formats::open_stream(std::io::stdin(), "stdin", &opts).map_err(|e| match e {
+                    TraceError::Format(m) => TraceError::Format(format!("{m} (name the format: --format or FORMAT:-)")),
+                    other => other,
+                })?;
                 Ok(OpenedTrace {
                     source: opened.source,
                     format: Some(opened.format),
@@ -143,6 +183,8 @@ impl fmt::Display for TraceSpec {
             TraceSpec::Generated(g) => write!(f, "gen:{}", g.label()),
             TraceSpec::File { path, format: Some(format) } => write!(f, "{format}:{}", path.display()),
             TraceSpec::File { path, format: None } => write!(f, "{}", path.display()),
+            TraceSpec::Stdin { format: Some(format) } => write!(f, "{format}:-"),
+            TraceSpec::Stdin { format: None } => f.write_str("-"),
         }
     }
 }
@@ -170,6 +212,11 @@ mod tests {
         // A prefix that is no format name is part of the path.
         assert_eq!(TraceSpec::parse("C:/x.csv").unwrap(), TraceSpec::File { path: "C:/x.csv".into(), format: None });
         assert!(TraceSpec::parse("").is_err());
+        assert_eq!(TraceSpec::parse("-").unwrap(), TraceSpec::Stdin { format: None });
+        let s = TraceSpec::parse("msr:-").unwrap();
+        assert_eq!(s, TraceSpec::Stdin { format: Some(Format::Msr) });
+        assert_eq!((s.label(), s.to_string(), s.rereadable()), ("stdin".into(), "msr:-".into(), false));
+        assert!(TraceSpec::parse("gen:uniform").unwrap().rereadable());
     }
 
     #[test]

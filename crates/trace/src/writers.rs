@@ -275,64 +275,75 @@ impl TraceWriter for BinaryWriter {
 /// `clock_time` is the request's time in whole seconds (0 without a timestamp, saturating at
 /// `u32::MAX`), `obj_id` the page, `obj_size` the given page size in bytes, and
 /// `next_access_vtime` the 1-based index of the next request to the same page, or −1 when there
-/// is none (libCacheSim's `traceConv` convention). Computing it needs the future, so the writer
-/// keeps the page list in memory (12 bytes per request, plus 8 per request and a hash map of the
-/// distinct pages while finishing). Access kinds are not stored: the format has no operation.
+/// is none (libCacheSim's `traceConv` convention). Computing it needs the future: records are
+/// written as they come with −1, then `finish` walks the file backwards, chunk by chunk, and
+/// fills the field in with a map of the distinct pages (memory: 16 bytes per distinct page, never
+/// per request). Access kinds are not stored: the format has no operation.
 pub struct OracleWriter {
     out: OutputFile,
     obj_size: u32,
-    pages: Vec<u64>,
-    clocks: Vec<u32>,
+    count: u64,
 }
 
 impl OracleWriter {
     /// Creates `path`; every record gets `obj_size_bytes` as its size.
     pub fn create(path: &Path, overwrite: bool, obj_size_bytes: u32) -> Result<Self, TraceError> {
-        Ok(OracleWriter {
-            out: OutputFile::create(path, overwrite)?,
-            obj_size: obj_size_bytes,
-            pages: Vec::new(),
-            clocks: Vec::new(),
-        })
+        Ok(OracleWriter { out: OutputFile::create(path, overwrite)?, obj_size: obj_size_bytes, count: 0 })
     }
 
     /// Appends one request.
     #[inline]
-    pub fn write(&mut self, r: &Request) {
-        self.pages.push(r.page);
-        self.clocks.push(r.time_us.map_or(0, |t| u32::try_from(t / 1_000_000).unwrap_or(u32::MAX)));
+    pub fn write(&mut self, r: &Request) -> Result<(), TraceError> {
+        let clock = r.time_us.map_or(0, |t| u32::try_from(t / 1_000_000).unwrap_or(u32::MAX));
+        let mut record = [0u8; ORACLE_RECORD_BYTES];
+        record[0..4].copy_from_slice(&clock.to_le_bytes());
+        record[4..12].copy_from_slice(&r.page.to_le_bytes());
+        record[12..16].copy_from_slice(&self.obj_size.to_le_bytes());
+        record[16..24].copy_from_slice(&(-1i64).to_le_bytes());
+        self.out.buf.extend_from_slice(&record);
+        self.count += 1;
+        self.out.maybe_flush()
     }
 
-    /// Computes the next-access indices, writes the file; returns the number of requests.
+    /// Fills in the next-access indices (a backward pass over the file), completes the file;
+    /// returns the number of requests.
     pub fn finish(mut self) -> Result<u64, TraceError> {
-        let n = self.pages.len();
-        let mut next = vec![-1i64; n];
+        use std::io::{Read, Seek, SeekFrom};
+        self.out.flush()?;
+        let n = self.count;
+        let chunk_records: u64 = 1 << 16;
+        let mut chunk = vec![0u8; chunk_records as usize * ORACLE_RECORD_BYTES];
         let mut last_seen: FxHashMap<u64, u64> = FxHashMap::default();
-        for i in (0..n).rev() {
-            if let Some(&j) = last_seen.get(&self.pages[i]) {
-                next[i] = j as i64 + 1;
+        let mut end = n;
+        while end > 0 {
+            let start = end.saturating_sub(chunk_records);
+            let bytes = &mut chunk[..(end - start) as usize * ORACLE_RECORD_BYTES];
+            let offset = start * ORACLE_RECORD_BYTES as u64;
+            let file = self.out.file();
+            let io = file.seek(SeekFrom::Start(offset)).and_then(|_| file.read_exact(bytes));
+            io.map_err(|e| self.out.io_error(e))?;
+            for i in (0..(end - start) as usize).rev() {
+                let rec = &mut bytes[i * ORACLE_RECORD_BYTES..(i + 1) * ORACLE_RECORD_BYTES];
+                let page = u64::from_le_bytes(rec[4..12].try_into().expect("8 bytes"));
+                let index = start + i as u64;
+                let next = last_seen.insert(page, index).map_or(-1, |j| j as i64 + 1);
+                rec[16..24].copy_from_slice(&next.to_le_bytes());
             }
-            last_seen.insert(self.pages[i], i as u64);
+            let file = self.out.file();
+            let io = file.seek(SeekFrom::Start(offset)).and_then(|_| file.write_all(bytes));
+            io.map_err(|e| self.out.io_error(e))?;
+            end = start;
         }
-        drop(last_seen);
-        let mut record = [0u8; ORACLE_RECORD_BYTES];
-        for ((clock, page), next) in self.clocks.iter().zip(&self.pages).zip(&next) {
-            record[0..4].copy_from_slice(&clock.to_le_bytes());
-            record[4..12].copy_from_slice(&page.to_le_bytes());
-            record[12..16].copy_from_slice(&self.obj_size.to_le_bytes());
-            record[16..24].copy_from_slice(&next.to_le_bytes());
-            self.out.buf.extend_from_slice(&record);
-            self.out.maybe_flush()?;
-        }
+        let file = self.out.file();
+        file.seek(SeekFrom::End(0)).map_err(|e| self.out.io_error(e))?;
         self.out.commit()?;
-        Ok(n as u64)
+        Ok(n)
     }
 }
 
 impl TraceWriter for OracleWriter {
     fn write_batch(&mut self, requests: &[Request]) -> Result<(), TraceError> {
-        requests.iter().for_each(|r| self.write(r));
-        Ok(())
+        requests.iter().try_for_each(|r| self.write(r))
     }
 
     fn finish(self: Box<Self>) -> Result<u64, TraceError> {

@@ -3,7 +3,7 @@
 //! The same syntax as `flashbuf run --buffer`: a plain number is pages; `K`/`M`/`G` with or
 //! without `B`, and `KiB`/`MiB`/`GiB`, are bytes in powers of 1024 (as the papers quote buffer
 //! sizes: "1 MB = 512 pages of 2 KB"), divided by the page size; `5%` is a share of the trace's
-//! page space (largest page number + 1), rounded to the nearest page.
+//! working set — its distinct pages, as libCacheSim defines it — rounded to the nearest page.
 
 use std::fmt;
 use std::str::FromStr;
@@ -15,18 +15,24 @@ pub enum BufferSize {
     Pages(u64),
     /// A number of bytes (divided by the page size).
     Bytes(u64),
-    /// A percentage of the trace's page space, in (0, 100].
+    /// A percentage of the trace's distinct pages, in (0, 100].
     Percent(f64),
 }
 
 impl BufferSize {
-    /// The size in pages for pages of `page_size` bytes and a trace whose page numbers are below
-    /// `trace_pages`. Errors when the result is less than one page.
-    pub fn pages(self, page_size: u64, trace_pages: u64) -> Result<u64, String> {
+    /// The size in pages for pages of `page_size` bytes and a trace of `distinct_pages`
+    /// distinct pages (needed for percentages). Errors when the result is less than one page or
+    /// a percentage has no footprint to apply to.
+    pub fn pages(self, page_size: u64, distinct_pages: Option<u64>) -> Result<u64, String> {
         let pages = match self {
             BufferSize::Pages(p) => p,
             BufferSize::Bytes(b) => b / page_size.max(1),
-            BufferSize::Percent(pc) => (trace_pages as f64 * pc / 100.0).round() as u64,
+            BufferSize::Percent(pc) => {
+                let Some(d) = distinct_pages else {
+                    return Err(format!("buffer size {self} needs the trace's distinct pages, which are not known"));
+                };
+                (d as f64 * pc / 100.0).round() as u64
+            }
         };
         if pages == 0 {
             return Err(format!("buffer size {self} is less than one page for this trace"));
@@ -81,17 +87,18 @@ mod tests {
     #[test]
     fn pages_bytes_and_percent_like_the_command_line() {
         let p = |s: &str| s.parse::<BufferSize>().unwrap();
-        assert_eq!(p("512").pages(2048, 0).unwrap(), 512);
-        assert_eq!(p("1MB").pages(2048, 0).unwrap(), 512);
-        assert_eq!(p("16MiB").pages(2048, 0).unwrap(), 8192);
-        assert_eq!(p("2k").pages(2048, 0).unwrap(), 1);
-        assert_eq!(p("1_024").pages(4096, 0).unwrap(), 1024);
-        assert_eq!(p("5%").pages(4096, 100_000).unwrap(), 5000);
+        assert_eq!(p("512").pages(2048, None).unwrap(), 512);
+        assert_eq!(p("1MB").pages(2048, None).unwrap(), 512);
+        assert_eq!(p("16MiB").pages(2048, None).unwrap(), 8192);
+        assert_eq!(p("2k").pages(2048, None).unwrap(), 1);
+        assert_eq!(p("1_024").pages(4096, None).unwrap(), 1024);
+        assert_eq!(p("5%").pages(4096, Some(100_000)).unwrap(), 5000);
         // Rounded to the nearest page.
-        assert_eq!(p("1%").pages(4096, 150).unwrap(), 2);
-        assert!(p("1%").pages(4096, 40).is_err());
-        assert!(p("100").pages(4096, 0).is_ok());
-        assert!(BufferSize::Bytes(100).pages(2048, 0).unwrap_err().contains("less than one page"));
+        assert_eq!(p("1%").pages(4096, Some(150)).unwrap(), 2);
+        assert!(p("1%").pages(4096, Some(40)).is_err());
+        assert!(p("1%").pages(4096, None).unwrap_err().contains("distinct pages"));
+        assert!(p("100").pages(4096, None).is_ok());
+        assert!(BufferSize::Bytes(100).pages(2048, None).unwrap_err().contains("less than one page"));
         for bad in ["12XB", "0%", "101%", "abc", "", "-5"] {
             assert!(bad.parse::<BufferSize>().is_err(), "{bad}");
         }

@@ -26,14 +26,14 @@ use std::path::{Path, PathBuf};
 
 use flashbuf_flash::{DeviceConfig, DeviceKind, Precondition};
 use flashbuf_policy::PolicyConfig;
-use flashbuf_trace::{Format, GenKind, GenSpec, ReadOptions, TimeUnit, TraceSource, TraceSpec};
+use flashbuf_trace::{ColumnMap, Format, GenKind, GenSpec, ReadOptions, SummaryCache, TimeUnit, TraceSpec};
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
 use super::buffer_size::BufferSize;
 use super::{ConfigError, Sweep, SweepError, SweepRun};
 use crate::buffer::WriteMiss;
-use crate::job::RunSpec;
+use crate::prepare::{Ask, Needs, PrepareEvent, RemapMode, Warmup, extent_pages, prepare};
 
 /// A position in the configuration file (1-based).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -89,6 +89,13 @@ pub struct SweepConfig {
     pub final_flush: bool,
     /// Output directory, resolved against the configuration's directory.
     pub output: Option<PathBuf>,
+    /// Page numbering (default `auto`; see [`crate::prepare`]).
+    pub remap: RemapMode,
+    /// Requests run before counting starts in every run (default none).
+    pub warmup: Warmup,
+    /// Where trace summaries are cached (default: the environment's, see
+    /// [`SummaryCache::from_env`]).
+    pub cache: SummaryCache,
 }
 
 /// What [`SweepConfig::plan`] reports while it reads trace files.
@@ -105,6 +112,10 @@ pub enum PlanEvent<'a> {
     Scanned(u64),
     /// The scan of the current file ended.
     ScanDone,
+    /// A trace's summary was stored in the cache.
+    Stored(&'a Path),
+    /// A trace's summary could not be stored in the cache (the sweep goes on).
+    StoreFailed(&'a str),
 }
 
 const TOP_KEYS: &[&str] = &[
@@ -121,8 +132,11 @@ const TOP_KEYS: &[&str] = &[
     "time_unit",
     "check_every",
     "final_flush",
+    "columns",
+    "remap",
+    "warmup",
 ];
-const FILE_TRACE_KEYS: &[&str] = &["trace", "label", "format", "volume", "time_unit", "page_size"];
+const FILE_TRACE_KEYS: &[&str] = &["trace", "label", "format", "volume", "time_unit", "page_size", "columns"];
 const WRITE_MISS: &[(&str, WriteMiss)] = &[("fetch", WriteMiss::Fetch), ("no-fetch", WriteMiss::NoFetch)];
 
 type Val<'i> = Spanned<DeValue<'i>>;
@@ -278,6 +292,28 @@ impl SweepConfig {
         if let Some(v) = get("time_unit") {
             defaults.time_unit = Some(time_unit(&cx, v)?);
         }
+        if let Some(v) = get("columns") {
+            defaults.columns = Some(columns(&cx, v)?);
+        }
+        let remap = match get("remap") {
+            None => RemapMode::Auto,
+            Some(v) => string(&cx, v, "remap")?.parse::<RemapMode>().map_err(|e| cx.err(v.span(), e))?,
+        };
+        let warmup = match get("warmup") {
+            None => Warmup::default(),
+            Some(v) => match v.get_ref() {
+                DeValue::String(s) => s.parse::<Warmup>().map_err(|e| cx.err(v.span(), e))?,
+                _ => match integer(v.get_ref()) {
+                    Some(n) if n >= 0 && n <= u64::MAX as i128 => Warmup::Requests(n as u64),
+                    _ => {
+                        return Err(cx.err(
+                            v.span(),
+                            "warmup must be a whole number of requests or a percentage string like \"10%\"",
+                        ));
+                    }
+                },
+            },
+        };
         let check_every = get("check_every")
             .map(|v| match integer(v.get_ref()) {
                 Some(n) if n >= 1 && n <= u64::MAX as i128 => Ok(n as u64),
@@ -375,6 +411,9 @@ impl SweepConfig {
             check_every,
             final_flush,
             output,
+            remap,
+            warmup,
+            cache: SummaryCache::from_env(),
         })
     }
 
@@ -384,57 +423,57 @@ impl SweepConfig {
         self.traces.len() * self.devices.len() * self.write_miss.len() * self.policies.len() * self.buffers.len()
     }
 
-    /// Reads every file trace once to learn its size (generators know theirs), checks buffer
-    /// sizes and devices against every trace, and expands the cross product, in the order
-    /// traces × devices × write-miss modes × policies × buffer sizes.
+    /// Prepares every trace ([`crate::prepare`]: its summary from the cache or one streaming pass
+    /// when the runs need it), checks buffer sizes and devices against every trace, and expands
+    /// the cross product, in the order traces × devices × write-miss modes × policies × buffer
+    /// sizes.
     pub fn plan(&self, observer: &mut (dyn FnMut(PlanEvent<'_>) + Send)) -> Result<Sweep, SweepError> {
         let cx = Ctx { path: &self.path, text: "", dir: PathBuf::new() };
         let mut runs = Vec::with_capacity(self.combinations());
+        let devices: Vec<DeviceConfig> = self.devices.iter().map(|d| d.value.clone()).collect();
+        let buffers: Vec<BufferSize> = self.buffers.iter().map(|b| b.value).collect();
+        let extent =
+            extent_pages(&self.policies, &devices).map_err(|e| cx.err_at(Location { line: 1, column: 1 }, e))?;
+        let needs = Needs::of(&buffers, &devices, None, self.warmup);
         for t in &self.traces {
-            let (pages, requests) = match &t.spec {
-                TraceSpec::Generated(g) => (g.page_count(), g.total_requests()),
-                TraceSpec::File { .. } => {
-                    let fail = |e: flashbuf_trace::TraceError| cx.err_at(t.at, format!("trace '{}': {e}", t.label));
-                    let mut opened = t.spec.open(&t.read).map_err(fail)?;
-                    observer(PlanEvent::Opened { trace: &t.label, how: &opened.reason });
-                    let mut counting = Counting { inner: opened.source.as_mut(), observer: &mut *observer };
-                    let stats = flashbuf_trace::stats(&mut counting, t.read.page_size).map_err(fail)?;
-                    observer(PlanEvent::ScanDone);
-                    (stats.max_page.map_or(0, |m| m.saturating_add(1)), stats.requests)
-                }
+            let mut forward = |e: PrepareEvent<'_>| match e {
+                PrepareEvent::PassStarted(how) => observer(PlanEvent::Opened { trace: &t.label, how }),
+                PrepareEvent::Scanned(n) => observer(PlanEvent::Scanned(n)),
+                PrepareEvent::PassDone => observer(PlanEvent::ScanDone),
+                PrepareEvent::Stored(p) => observer(PlanEvent::Stored(p)),
+                PrepareEvent::StoreFailed(e) => observer(PlanEvent::StoreFailed(&e.to_string())),
             };
-            let logical_pages = pages.max(1);
+            let ask = Ask { needs, remap: self.remap, extent_pages: extent };
+            let prepared = prepare(&t.spec, &t.read, &t.label, ask, &self.cache, &mut forward)
+                .map_err(|e| cx.err_at(t.at, e.to_string()))?;
+            let warmup = self
+                .warmup
+                .requests(prepared.requests)
+                .map_err(|e| cx.err_at(t.at, format!("trace '{}': {e}", t.label)))?;
+            let requests = prepared.requests.unwrap_or(0);
             for d in &self.devices {
-                d.value.physical_blocks(logical_pages).map_err(|e| {
-                    cx.err_at(
-                        d.at,
-                        format!("device {} for trace '{}' ({logical_pages} pages): {e}", d.value.label(), t.label),
-                    )
-                })?;
+                let logical_pages = prepared
+                    .logical_pages(&d.value, None)
+                    .map_err(|e| cx.err_at(d.at, format!("trace '{}': {e}", t.label)))?;
+                if d.value.kind != DeviceKind::Ideal {
+                    d.value.physical_blocks(logical_pages).map_err(|e| {
+                        cx.err_at(
+                            d.at,
+                            format!("device {} for trace '{}' ({logical_pages} pages): {e}", d.value.label(), t.label),
+                        )
+                    })?;
+                }
                 for &write_miss in &self.write_miss {
                     for policy in &self.policies {
                         for b in &self.buffers {
-                            let frames = b
-                                .value
-                                .pages(t.read.page_size, pages)
+                            let frames = prepared
+                                .frames(b.value)
                                 .map_err(|e| cx.err_at(b.at, format!("trace '{}': {e}", t.label)))?;
-                            let frames = usize::try_from(frames)
-                                .ok()
-                                .filter(|&f| f < u32::MAX as usize)
-                                .ok_or_else(|| cx.err_at(b.at, format!("{frames} frames is too large a buffer")))?;
-                            let spec = RunSpec {
-                                trace: t.spec.clone(),
-                                read: t.read,
-                                trace_label: t.label.clone(),
-                                trace_pages: pages,
-                                policy: policy.clone(),
-                                frames,
-                                device: d.value.clone(),
-                                logical_pages,
-                                write_miss,
-                                check_every: self.check_every,
-                                final_flush: self.final_flush,
-                            };
+                            let mut spec = prepared.run_spec(policy, frames, &d.value, logical_pages);
+                            spec.write_miss = write_miss;
+                            spec.check_every = self.check_every;
+                            spec.final_flush = self.final_flush;
+                            spec.warmup = warmup;
                             runs.push(SweepRun::new(spec, requests));
                         }
                     }
@@ -444,23 +483,6 @@ impl SweepConfig {
         let mut sweep = Sweep::new(runs)?;
         sweep.output.clone_from(&self.output);
         Ok(sweep)
-    }
-}
-
-struct Counting<'a, 'o> {
-    inner: &'a mut dyn TraceSource,
-    observer: &'a mut (dyn FnMut(PlanEvent<'o>) + Send),
-}
-
-impl TraceSource for Counting<'_, '_> {
-    fn next_batch(
-        &mut self,
-        out: &mut Vec<flashbuf_trace::Request>,
-        max: usize,
-    ) -> Result<usize, flashbuf_trace::TraceError> {
-        let n = self.inner.next_batch(out, max)?;
-        (self.observer)(PlanEvent::Scanned(n as u64));
-        Ok(n)
     }
 }
 
@@ -497,6 +519,11 @@ fn format(cx: &Ctx<'_>, v: &Val<'_>) -> Result<Format, ConfigError> {
     string(cx, v, "format")?.parse::<Format>().map_err(|e| cx.err(v.span(), e.to_string()))
 }
 
+fn columns(cx: &Ctx<'_>, v: &Val<'_>) -> Result<std::sync::Arc<ColumnMap>, ConfigError> {
+    let text = string(cx, v, "columns")?;
+    text.parse::<ColumnMap>().map(std::sync::Arc::new).map_err(|e| cx.err(v.span(), e.to_string()))
+}
+
 fn time_unit(cx: &Ctx<'_>, v: &Val<'_>) -> Result<TimeUnit, ConfigError> {
     string(cx, v, "time_unit")?.parse::<TimeUnit>().map_err(|e| cx.err(v.span(), e.to_string()))
 }
@@ -530,7 +557,7 @@ fn trace_entries(cx: &Ctx<'_>, v: &Val<'_>, defaults: &ReadOptions) -> Result<Ve
     match v.get_ref() {
         DeValue::String(s) => {
             let spec = trace_from_str(cx, v, s)?;
-            Ok(vec![TraceEntry { label: spec.label(), spec, read: *defaults, at }])
+            Ok(vec![TraceEntry { label: spec.label(), spec, read: defaults.clone(), at }])
         }
         DeValue::Table(t) => {
             let has = |k: &str| t.iter().any(|(key, _)| normalise(key.get_ref()) == k);
@@ -561,7 +588,7 @@ fn file_trace_table(
     t: &DeTable<'_>,
     defaults: &ReadOptions,
 ) -> Result<TraceEntry, ConfigError> {
-    let mut read = *defaults;
+    let mut read = defaults.clone();
     let mut spec = None;
     let mut label = None;
     for (k, x) in t.iter() {
@@ -572,6 +599,7 @@ fn file_trace_table(
             "volume" => read.volume = Some(volume(cx, x)?),
             "time_unit" => read.time_unit = Some(time_unit(cx, x)?),
             "page_size" => read.page_size = page_size(cx, x)?,
+            "columns" => read.columns = Some(columns(cx, x)?),
             _ => {
                 return Err(cx.err(
                     k.span(),
@@ -594,7 +622,7 @@ fn gen_trace_table(
     t: &DeTable<'_>,
     defaults: &ReadOptions,
 ) -> Result<Vec<TraceEntry>, ConfigError> {
-    let mut read = *defaults;
+    let mut read = defaults.clone();
     let mut label: Option<(String, Range<usize>)> = None;
     let mut kinds: Vec<String> = Vec::new();
     let mut dims: Vec<Vec<String>> = Vec::new(); // "key=value" alternatives per key
@@ -609,7 +637,7 @@ fn gen_trace_table(
             }
             "label" => label = Some((string(cx, x, "label")?, x.span())),
             "page_size" => read.page_size = page_size(cx, x)?,
-            "format" | "volume" | "time_unit" => {
+            "format" | "volume" | "time_unit" | "columns" => {
                 return Err(cx.err(k.span(), format!("'{}' applies to trace files, not to generators", k.get_ref())));
             }
             _ => {}
@@ -649,7 +677,7 @@ fn gen_trace_table(
             }
             let g = gen_spec(&text).map_err(|e| cx.err(v.span(), format!("generator {text}: {e}")))?;
             let spec = TraceSpec::Generated(g);
-            out.push(TraceEntry { label: spec.label(), spec, read, at: cx.loc(v.span()) });
+            out.push(TraceEntry { label: spec.label(), spec, read: read.clone(), at: cx.loc(v.span()) });
         }
     }
     if let Some((l, span)) = label {
@@ -834,7 +862,10 @@ mod tests {
     use crate::sweep::write_miss_name;
 
     fn parse(text: &str) -> Result<SweepConfig, ConfigError> {
-        SweepConfig::parse(text, Path::new("t.toml"))
+        SweepConfig::parse(text, Path::new("t.toml")).map(|mut c| {
+            c.cache = SummaryCache::disabled();
+            c
+        })
     }
 
     #[test]
@@ -875,7 +906,8 @@ write_miss = ["fetch", "no-fetch"]
 
     #[test]
     fn coinciding_buffer_sizes_run_once() {
-        let c = parse("traces = ['gen:uniform,requests=10,pages=100']\npolicies = ['lru']\nbuffers = [50, '50%']\ndevices = ['ideal']").unwrap();
+        // 2,000 uniform requests over 100 pages touch all 100: 50% is 50 pages.
+        let c = parse("traces = ['gen:uniform,requests=2000,pages=100']\npolicies = ['lru']\nbuffers = [50, '50%']\ndevices = ['ideal']").unwrap();
         assert_eq!(c.plan(&mut |_| {}).unwrap().len(), 1);
     }
 

@@ -62,7 +62,9 @@ use crate::run::ResultRow;
 pub use buffer_size::BufferSize;
 pub use config::{Located, Location, PlanEvent, SweepConfig, TraceEntry};
 pub use results::{OpenMode, ResultFiles, csv_header};
-pub use runner::{SweepReport, SweepSession, run_parallel, run_to_dir};
+pub use runner::{
+    Schedule, SweepReport, SweepSession, memory_budget, run_parallel, run_scheduled, run_to_dir, schedule,
+};
 
 /// The identity of a run in result files: the columns that say what was run.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -141,7 +143,7 @@ impl SweepRun {
     pub fn from_spec(spec: RunSpec) -> Self {
         let requests = match &spec.trace {
             flashbuf_trace::TraceSpec::Generated(g) => g.total_requests(),
-            flashbuf_trace::TraceSpec::File { .. } => 0,
+            flashbuf_trace::TraceSpec::File { .. } | flashbuf_trace::TraceSpec::Stdin { .. } => 0,
         };
         SweepRun::new(spec, requests)
     }
@@ -158,6 +160,23 @@ impl SweepRun {
         Ok(row)
     }
 
+    /// The result row of this run's output, with the key's device label.
+    pub fn row(&self, out: &crate::RunOutput) -> ResultRow {
+        let mut row = ResultRow::of_run(&self.spec, out);
+        row.device.clone_from(&self.key.device);
+        row
+    }
+
+    /// The interval rows of this run's output ([`crate::RunOptions::interval`]), with the key's
+    /// device label.
+    pub fn interval_rows(&self, out: &crate::RunOutput) -> Vec<ResultRow> {
+        let mut rows = ResultRow::of_intervals(&self.spec, out);
+        for r in &mut rows {
+            r.device.clone_from(&self.key.device);
+        }
+        rows
+    }
+
     fn same_run(&self, other: &SweepRun) -> bool {
         let (a, b) = (&self.spec, &other.spec);
         a.trace == b.trace
@@ -170,6 +189,11 @@ impl SweepRun {
             && a.logical_pages == b.logical_pages
             && a.write_miss == b.write_miss
             && a.check_every == b.check_every
+            && a.final_flush == b.final_flush
+            && a.remap == b.remap
+            && a.warmup == b.warmup
+            && a.interval == b.interval
+            && a.footprint_pages == b.footprint_pages
     }
 }
 

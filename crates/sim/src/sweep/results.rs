@@ -27,7 +27,8 @@ use flashbuf_policy::PolicyConfig;
 
 use super::{RunKey, SweepError};
 use crate::buffer::Counters;
-use crate::run::{ResultRow, RunOptions, RunOutput};
+use crate::job::RunSpec;
+use crate::run::{ResultRow, RunOutput};
 
 /// What to do with result files that already exist.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -57,8 +58,18 @@ pub struct ResultFiles {
 /// The CSV header of result rows: every field of [`ResultRow`], in order.
 pub fn csv_header() -> Vec<String> {
     let policy = PolicyConfig::with_defaults("lru").expect("lru is registered");
-    let out = RunOutput { counters: Counters::default(), device: DeviceStats::default(), elapsed_s: 0.0, cpu_s: 0.0 };
-    let row = ResultRow::new("", &policy, "", &RunOptions::new(1), &out);
+    let out = RunOutput {
+        counters: Counters::default(),
+        device: DeviceStats::default(),
+        position: 0,
+        warmup: 0,
+        intervals: Vec::new(),
+        elapsed_s: 0.0,
+        cpu_s: 0.0,
+    };
+    let trace = flashbuf_trace::TraceSpec::parse("gen:uniform").expect("a generator");
+    let spec = RunSpec::new(trace, 1, policy, 1, flashbuf_flash::DeviceConfig::default());
+    let row = ResultRow::of_run(&spec, &out);
     let mut w = csv::Writer::from_writer(Vec::new());
     w.serialize(&row).expect("a result row serialises");
     let bytes = w.into_inner().expect("writing to memory");
@@ -381,7 +392,23 @@ mod tests {
     #[test]
     fn header_names_every_result_column() {
         let h = csv_header();
-        assert_eq!(&h[..6], ["trace", "policy", "policy_name", "buffer_pages", "device", "write_miss"]);
+        assert_eq!(
+            &h[..12],
+            [
+                "trace",
+                "policy",
+                "policy_name",
+                "buffer_pages",
+                "buffer_share",
+                "footprint_pages",
+                "device",
+                "logical_pages",
+                "remap_extent_pages",
+                "write_miss",
+                "warmup_requests",
+                "interval"
+            ]
+        );
         assert!(h.iter().any(|c| c == "page_writes") && h.iter().any(|c| c == "requests_per_s"));
     }
 }

@@ -1,19 +1,108 @@
 //! Running sweeps: runs on a rayon pool, rows handed to a sink on the calling thread.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 
 use super::results::{OpenMode, ResultFiles};
 use super::{Sweep, SweepError, SweepRun};
-use crate::job::JobError;
-use crate::run::ResultRow;
+use crate::group::GroupEvent;
+use crate::job::{JobError, RunSpec};
+use crate::run::{ResultRow, RunOutput};
 
-/// Executes `runs` on `jobs` threads (0: one per core), longest first (ties in the given
-/// order). `progress` receives the requests of every simulated batch, from the worker threads.
-/// `sink` receives each finished run's row on the calling thread, in completion order.
+/// The memory runs may hold at once, in bytes: `$FLASHBUF_MEMORY` (a size such as `8GiB`) when
+/// set, else half of the memory the operating system reports available, else 4 GiB.
+pub fn memory_budget() -> u64 {
+    if let Some(v) = std::env::var_os("FLASHBUF_MEMORY")
+        && let Ok(super::BufferSize::Bytes(b)) = v.to_string_lossy().parse::<super::BufferSize>()
+    {
+        return b.max(1);
+    }
+    let available = std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| {
+        m.lines()
+            .find(|l| l.starts_with("MemAvailable:"))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|kb| kb.parse::<u64>().ok())
+            .map(|kb| kb * 1024)
+    });
+    available.map_or(4 << 30, |a| a / 2)
+}
+
+/// How runs are scheduled: groups of runs sharing one decoding, in waves that fit the memory
+/// budget.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Schedule {
+    /// Waves, run one after the other; each holds groups run at the same time; a group holds
+    /// indices of runs that share one decoding of their trace.
+    pub waves: Vec<Vec<Vec<usize>>>,
+}
+
+impl Schedule {
+    /// Decodings the schedule makes (one per group).
+    pub fn decodes(&self) -> usize {
+        self.waves.iter().map(Vec::len).sum()
+    }
+}
+
+/// Groups `runs` by the requests they read ([`crate::RunSpec::same_requests`]), splits groups whose
+/// runs together would hold more than `budget` bytes, orders groups longest first (ties in plan
+/// order), and packs them into waves of at most `budget` bytes (a group larger than the budget
+/// forms a wave of its own).
+pub fn schedule(runs: &[&SweepRun], budget: u64) -> Schedule {
+    let mut by_requests: HashMap<(String, String, Option<u64>), usize> = HashMap::new();
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for (i, r) in runs.iter().enumerate() {
+        let s = &r.spec;
+        let key = (s.trace.to_string(), s.read.describe(), s.remap);
+        let g = *by_requests.entry(key).or_insert_with(|| {
+            groups.push(Vec::new());
+            groups.len() - 1
+        });
+        groups[g].push(i);
+    }
+    let mut parts: Vec<(Vec<usize>, u64)> = Vec::new();
+    for g in groups {
+        let mut part = Vec::new();
+        let mut bytes = 0u64;
+        for i in g {
+            let m = runs[i].spec.memory_bytes();
+            if !part.is_empty() && bytes.saturating_add(m) > budget {
+                parts.push((std::mem::take(&mut part), bytes));
+                bytes = 0;
+            }
+            part.push(i);
+            bytes = bytes.saturating_add(m);
+        }
+        if !part.is_empty() {
+            parts.push((part, bytes));
+        }
+    }
+    parts.sort_by_key(|(p, _)| std::cmp::Reverse(runs[p[0]].requests));
+    let mut waves: Vec<Vec<Vec<usize>>> = Vec::new();
+    let mut wave_bytes = 0u64;
+    for (p, bytes) in parts {
+        match waves.last_mut() {
+            Some(w) if wave_bytes.saturating_add(bytes) <= budget => {
+                w.push(p);
+                wave_bytes += bytes;
+            }
+            _ => {
+                waves.push(vec![p]);
+                wave_bytes = bytes;
+            }
+        }
+    }
+    Schedule { waves }
+}
+
+/// Executes `runs` on `jobs` threads (0: one per core): runs that read the same requests share
+/// one decoding of their trace ([`crate::execute_group`]), as many at once as the memory budget
+/// ([`memory_budget`]) allows, longest traces first. `progress` receives the requests of every
+/// simulated batch. `sink` receives each finished run's row on the calling thread, in completion
+/// order (the runs of a group finish together).
 ///
-/// After a run fails or the sink fails, no new run starts; the runs in flight finish (their
+/// After a run fails or the sink fails, no new group starts; the groups in flight finish (their
 /// rows still go to the sink, unless the sink is what failed) and the first error is returned.
 /// Returns the number of rows the sink accepted.
 pub fn run_parallel(
@@ -21,6 +110,23 @@ pub fn run_parallel(
     jobs: usize,
     progress: &(dyn Fn(u64) + Sync),
     sink: &mut dyn FnMut(&SweepRun, ResultRow) -> Result<(), SweepError>,
+) -> Result<usize, SweepError> {
+    let events = |e: GroupEvent<'_>| {
+        if let GroupEvent::Simulated(n) = e {
+            progress(n)
+        }
+    };
+    run_scheduled(runs, &schedule(runs, memory_budget()), jobs, &events, &mut |_, run, out| sink(run, run.row(&out)))
+}
+
+/// [`run_parallel`] with a given schedule, reporting every [`GroupEvent`] (from the worker
+/// threads) and handing the sink each run's index in `runs`, the run and its whole output.
+pub fn run_scheduled(
+    runs: &[&SweepRun],
+    plan: &Schedule,
+    jobs: usize,
+    events: &(dyn Fn(GroupEvent<'_>) + Sync),
+    sink: &mut dyn FnMut(usize, &SweepRun, RunOutput) -> Result<(), SweepError>,
 ) -> Result<usize, SweepError> {
     if runs.is_empty() {
         return Ok(0);
@@ -30,54 +136,53 @@ pub fn run_parallel(
         .thread_name(|i| format!("flashbuf-sweep-{i}"))
         .build()
         .map_err(|e| SweepError::Threads(e.to_string()))?;
-    let mut order: Vec<usize> = (0..runs.len()).collect();
-    order.sort_by(|&a, &b| runs[b].requests.cmp(&runs[a].requests));
-    let workers = pool.current_num_threads().min(runs.len()).max(1);
-    let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
-    let (tx, rx) = mpsc::channel::<(usize, Result<ResultRow, JobError>)>();
-
     let mut accepted = 0usize;
     let mut first_error: Option<SweepError> = None;
     let mut sink_failed = false;
-    std::thread::scope(|s| {
-        let (next, stop, order) = (&next, &stop, &order);
-        s.spawn(move || {
-            pool.scope(|ps| {
-                for _ in 0..workers {
-                    let tx = tx.clone();
-                    ps.spawn(move |_| {
-                        while !stop.load(Ordering::Relaxed) {
-                            let k = next.fetch_add(1, Ordering::Relaxed);
-                            let Some(&i) = order.get(k) else { break };
-                            let result = runs[i].execute(&mut |n| progress(n));
-                            if tx.send((i, result)).is_err() {
-                                break;
+    for wave in &plan.waves {
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        let (tx, rx) = mpsc::channel::<(usize, Result<RunOutput, JobError>)>();
+        std::thread::scope(|s| {
+            let pool = &pool;
+            s.spawn(move || {
+                pool.scope(|ps| {
+                    for group in wave {
+                        let tx = tx.clone();
+                        ps.spawn(move |_| {
+                            let specs: Vec<&RunSpec> = group.iter().map(|&i| &runs[i].spec).collect();
+                            let results = crate::group::execute_group_with(&specs, &mut |e| events(e));
+                            for (&i, r) in group.iter().zip(results) {
+                                if tx.send((i, r)).is_err() {
+                                    break;
+                                }
                             }
-                        }
-                    });
-                }
-                drop(tx);
+                        });
+                    }
+                    drop(tx);
+                });
             });
-        });
-        for (i, result) in rx {
-            match result {
-                Ok(row) if !sink_failed => match sink(runs[i], row) {
-                    Ok(()) => accepted += 1,
+            for (i, result) in rx {
+                match result {
+                    Ok(out) if !sink_failed => match sink(i, runs[i], out) {
+                        Ok(()) => accepted += 1,
+                        Err(e) => {
+                            stop.store(true, Ordering::Relaxed);
+                            sink_failed = true;
+                            first_error.get_or_insert(e);
+                        }
+                    },
+                    Ok(_) => {}
                     Err(e) => {
                         stop.store(true, Ordering::Relaxed);
-                        sink_failed = true;
-                        first_error.get_or_insert(e);
+                        first_error.get_or_insert(e.into());
                     }
-                },
-                Ok(_) => {}
-                Err(e) => {
-                    stop.store(true, Ordering::Relaxed);
-                    first_error.get_or_insert(e.into());
                 }
             }
-        }
-    });
+        });
+    }
     match first_error {
         Some(e) => Err(e),
         None => Ok(accepted),

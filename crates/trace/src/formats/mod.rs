@@ -12,6 +12,7 @@
 //! | `oracle` | libCacheSim oracleGeneral, 24-byte records | obj_id = page | all reads | — |
 //! | `text` | flashbuf text (`# flashbuf-trace v1`, `R 17`) | page | R/W | — |
 //! | `binary` | flashbuf `.fbt` | page | R/W | — |
+//! | `csv` | any delimited layout, columns named by a [`ColumnMap`] | as mapped | as mapped | as mapped |
 //!
 //! Every module documents its format and the choices made where the source is silent.
 //!
@@ -49,6 +50,7 @@
 mod arc;
 mod binary;
 mod cloudphysics;
+mod columns;
 mod detect;
 mod disksim;
 mod lines;
@@ -63,6 +65,7 @@ mod text;
 mod tests;
 
 pub use binary::{BINARY_MAGIC, BINARY_VERSION, BinaryReader, MAX_BLOCK_RECORDS};
+pub use columns::{ColumnMap, Delimiter, Header, Unit};
 pub use detect::{Detection, SNIFF_BYTES, detect_format};
 pub use lines::{MAX_LINE_BYTES, MAX_PAGES_PER_REQUEST, VOLUME_SHIFT};
 pub use oracle::{ORACLE_RECORD_BYTES, OracleReader};
@@ -75,6 +78,7 @@ use std::fs::File;
 use std::io::{self, Cursor, Read};
 use std::path::Path;
 use std::str::FromStr;
+use std::sync::Arc;
 
 use crate::{TraceError, TraceSource};
 
@@ -107,11 +111,13 @@ pub enum Format {
     Text,
     /// flashbuf binary (`.fbt`).
     Binary,
+    /// Any delimited trace, its columns named by [`ReadOptions::columns`].
+    Csv,
 }
 
 impl Format {
     /// Every format, `Auto` first.
-    pub const ALL: [Format; 12] = [
+    pub const ALL: [Format; 13] = [
         Format::Auto,
         Format::Spc,
         Format::Msr,
@@ -124,6 +130,7 @@ impl Format {
         Format::Oracle,
         Format::Text,
         Format::Binary,
+        Format::Csv,
     ];
 
     /// The name used on the command line.
@@ -141,6 +148,7 @@ impl Format {
             Format::Oracle => "oracle",
             Format::Text => "text",
             Format::Binary => "binary",
+            Format::Csv => "csv",
         }
     }
 
@@ -159,6 +167,7 @@ impl Format {
             Format::Oracle => "libCacheSim oracleGeneral: 24-byte binary records (all reads)",
             Format::Text => "flashbuf text: '# flashbuf-trace v1', then 'R <page> [time_us]' lines",
             Format::Binary => "flashbuf compact binary (.fbt)",
+            Format::Csv => "any delimited trace, its columns given by --columns (e.g. offset=5,size=6,op=4,time=1)",
         }
     }
 
@@ -167,13 +176,19 @@ impl Format {
     pub fn splits_pages(self) -> bool {
         matches!(
             self,
-            Format::Spc | Format::Msr | Format::CloudPhysics | Format::Tencent | Format::Disksim | Format::Mqsim
+            Format::Spc
+                | Format::Msr
+                | Format::CloudPhysics
+                | Format::Tencent
+                | Format::Disksim
+                | Format::Mqsim
+                | Format::Csv
         )
     }
 
     /// `true` for formats with a volume column ([`ReadOptions::volume`] applies).
     pub fn has_volumes(self) -> bool {
-        matches!(self, Format::Spc | Format::Msr | Format::Tencent | Format::Disksim | Format::Mqsim)
+        matches!(self, Format::Spc | Format::Msr | Format::Tencent | Format::Disksim | Format::Mqsim | Format::Csv)
     }
 
     /// `false` for formats without a read/write flag (every request is a read).
@@ -271,7 +286,7 @@ impl FromStr for TimeUnit {
 }
 
 /// How to read a trace file.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ReadOptions {
     /// The format; [`Format::Auto`] (the default) detects it.
     pub format: Format,
@@ -283,11 +298,41 @@ pub struct ReadOptions {
     /// Unit of the `disksim`/`mqsim` time column; `None`: milliseconds for `disksim`,
     /// nanoseconds for `mqsim`. Other formats define their unit and ignore this.
     pub time_unit: Option<TimeUnit>,
+    /// The column map of the `csv` format (required for it, refused for the others).
+    pub columns: Option<Arc<ColumnMap>>,
 }
 
 impl Default for ReadOptions {
     fn default() -> Self {
-        ReadOptions { format: Format::Auto, page_size: 4096, volume: None, time_unit: None }
+        ReadOptions { format: Format::Auto, page_size: 4096, volume: None, time_unit: None, columns: None }
+    }
+}
+
+impl ReadOptions {
+    /// Every option that changes the requests read, in one line (summary cache keys, run
+    /// identities).
+    pub fn describe(&self) -> String {
+        let mut s = format!("format={},page_size={}", self.format, self.page_size);
+        if let Some(v) = self.volume {
+            s.push_str(&format!(",volume={v}"));
+        }
+        if let Some(t) = self.time_unit {
+            s.push_str(&format!(",time_unit={t}"));
+        }
+        if let Some(c) = &self.columns {
+            s.push_str(&format!(",columns=[{c}]"));
+        }
+        s
+    }
+
+    /// `true` when page numbers combine several volumes as `volume << 40 | page` (a format with
+    /// a volume column and no volume selected).
+    pub fn combines_volumes(&self, format: Format) -> bool {
+        self.volume.is_none()
+            && match format {
+                Format::Csv => self.columns.as_ref().is_some_and(|c| c.volume.is_some()),
+                f => f.has_volumes(),
+            }
     }
 }
 
@@ -392,6 +437,11 @@ pub fn open_reader<R: Read + Send + 'static>(
     if opts.page_size == 0 {
         return Err(TraceError::Invalid("page size must be at least 1 byte".into()));
     }
+    if opts.columns.is_some() && format != Format::Csv && format != Format::Auto {
+        return Err(TraceError::Invalid(format!(
+            "{path}: a column map applies to the csv format only, not to {format}"
+        )));
+    }
     if opts.volume.is_some() && !format.has_volumes() && format != Format::Auto {
         return Err(TraceError::Invalid(format!(
             "{path}: the {format} format has no volume column, so a volume cannot be selected"
@@ -418,6 +468,19 @@ pub fn open_reader<R: Read + Send + 'static>(
         Format::Text => Box::new(LineReader::new(input, text::Text::new(), path, opts)?),
         Format::Oracle => Box::new(OracleReader::new(input, path)),
         Format::Binary => Box::new(BinaryReader::new(input, path)),
+        Format::Csv => {
+            let Some(map) = &opts.columns else {
+                return Err(TraceError::Invalid(format!(
+                    "{path}: the csv format needs a column map (--columns offset=N,...; see `flashbuf list`)"
+                )));
+            };
+            if opts.volume.is_some() && map.volume.is_none() {
+                return Err(TraceError::Invalid(format!(
+                    "{path}: a volume is selected but the column map names no volume column"
+                )));
+            }
+            Box::new(LineReader::new(input, columns::Columns::new((**map).clone(), opts.page_size), path, opts)?)
+        }
     })
 }
 
@@ -475,18 +538,21 @@ fn open_named<R: Read + Send + 'static>(
         Compression::None => String::new(),
         c => format!("{c}-compressed; "),
     };
-    let (format, reason, reader): (Format, String, Box<dyn Read + Send>) = if opts.format == Format::Auto {
-        let mut head = vec![0u8; SNIFF_BYTES];
-        let n = read_full(&mut reader, &mut head).map_err(io_err)?;
-        head.truncate(n);
-        let detection = detect_format(name, &head, n < SNIFF_BYTES).map_err(|e| match e {
-            TraceError::Format(m) => TraceError::Format(format!("{shown}: {m}")),
-            other => other,
-        })?;
-        (detection.format, format!("{compressed}{}", detection.reason), Box::new(Cursor::new(head).chain(reader)))
-    } else {
-        (opts.format, format!("{compressed}format given: {}", opts.format), reader)
-    };
+    let (format, reason, reader): (Format, String, Box<dyn Read + Send>) =
+        if opts.format == Format::Auto && opts.columns.is_some() {
+            (Format::Csv, format!("{compressed}a column map is given: csv"), reader)
+        } else if opts.format == Format::Auto {
+            let mut head = vec![0u8; SNIFF_BYTES];
+            let n = read_full(&mut reader, &mut head).map_err(io_err)?;
+            head.truncate(n);
+            let detection = detect_format(name, &head, n < SNIFF_BYTES).map_err(|e| match e {
+                TraceError::Format(m) => TraceError::Format(format!("{shown}: {m}")),
+                other => other,
+            })?;
+            (detection.format, format!("{compressed}{}", detection.reason), Box::new(Cursor::new(head).chain(reader)))
+        } else {
+            (opts.format, format!("{compressed}format given: {}", opts.format), reader)
+        };
     let source = open_reader(format, reader, shown, opts)?;
     Ok(OpenedStream { source, format, compression, reason })
 }
