@@ -270,6 +270,10 @@ pub struct PlotData {
 pub fn column_label(name: &str) -> (String, f64) {
     let known: Option<(&str, f64)> = match name {
         "buffer_pages" => Some(("buffer size (pages)", 1.0)),
+        "buffer_share" => Some(("buffer size (% of the trace's distinct pages)", 100.0)),
+        "footprint_pages" => Some(("distinct pages of the trace", 1.0)),
+        "position" => Some(("requests into the trace", 1.0)),
+        "interval" => Some(("interval", 1.0)),
         "requests" => Some(("requests", 1.0)),
         "read_requests" => Some(("read requests", 1.0)),
         "write_requests" => Some(("write requests", 1.0)),
