@@ -22,8 +22,8 @@
 //!   hand moves to the page's neighbour towards the head, as libCacheSim's `Sieve.c` does.
 //! * A page brought in by a write counts as not yet visited, like one brought in by a read.
 //!
-//! Checked against libCacheSim's `Sieve` (same algorithm; exact hit counts agree, see
-//! `crates/policy/tests/cache_baselines.rs` and the validation notes there).
+//! Validation: hit counts equal libCacheSim's `Sieve` exactly on the ARC paper's OLTP trace and
+//! the CloudPhysics sample at every size tried (see `crates/policy/tests/cache_baselines.rs`).
 
 use crate::lists::FrameLists;
 use crate::params::NoParams;
