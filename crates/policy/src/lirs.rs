@@ -27,13 +27,15 @@
 //!   matters for small buffers: on the paper's multi2 and ps traces, `s-max=2` loses up to 12
 //!   points of hit ratio at 100–300 frames against an unbounded stack, and `s-max=10` already
 //!   gives the unbounded results there (dropping instead the HIR entry nearest S's bottom, as
-//!   the authors' simulator does, gives the same numbers at every bound we tried).
+//!   the authors' simulator does, gave the same numbers at the bounds 2·B and 3·B we tried).
 //! * A repeated reference to the page just referenced is an ordinary hit (the authors'
 //!   simulator skips it without touching the state; the paper does not mention it).
 //! * Pins: the victim is the unpinned page nearest Q's front; if every page of Q is pinned (or
 //!   Q is empty, possible only after external removals), the unpinned LIR page nearest S's
 //!   bottom leaves the buffer and S.
 //! * With B = 1 there is no LIR page (Llirs = 0): the only frame holds an HIR page.
+//! * A page the buffer drops for a reason of its own ([`Replacer::remove`]) leaves S and Q
+//!   without becoming a ghost (the paper has no such event).
 //!
 //! Validation (details and commands in `crates/policy/tests/cache_baselines.rs`): with an
 //! unbounded stack (`s-max=100` on these traces) the hit counts equal those of the authors' own
