@@ -256,4 +256,8 @@ registry! {
     Bplru => "bplru", crate::bplru::Bplru, "BPLRU: block-level LRU with page padding and LRU compensation (Kim & Ahn 2008)";
     Ref => "ref", crate::ref_policy::Ref, "REF: recently-evicted-first, victim pages from victim blocks (Seo & Shin 2008)";
     BpRef => "bp-ref", crate::bp_ref::BpRef, "BP-REF: REF with selective block padding (Seo & Shin 2008)";
+    Casa => "casa", crate::casa::Casa, "CASA: clean and dirty LRU lists sized by read/write costs and hits (Ou & Härder 2010)";
+    Lirs => "lirs", crate::lirs::Lirs, "LIRS: low inter-reference recency set, LIRS stack and HIR queue (Jiang & Zhang 2002)";
+    S3Fifo => "s3fifo", crate::s3fifo::S3Fifo, "S3-FIFO: small, main and ghost FIFO queues (Yang et al. 2023)";
+    Sieve => "sieve", crate::sieve::Sieve, "SIEVE: a FIFO queue sifted by a hand over visited bits (Zhang et al. 2024)";
 }
