@@ -140,6 +140,9 @@ fn oracle_records(head: &[u8], complete: bool) -> Option<usize> {
     Some(records.len())
 }
 
+/// A sniffed line: its 1-based number, the line, its fields.
+type Row<'a> = (u64, &'a [u8], Vec<&'a [u8]>);
+
 fn sniff(head: &[u8], complete: bool) -> Result<Detection, TraceError> {
     let suggest = || format!("give the format explicitly; valid formats: {}", Format::valid_names());
     if head.is_empty() {
@@ -197,8 +200,7 @@ fn sniff(head: &[u8], complete: bool) -> Result<Detection, TraceError> {
         TraceError::Format(format!("cannot detect the format: line {at} '{}': {why}; {}", show(line), suggest()))
     };
     if line1.contains(&b',') {
-        let rows: Vec<(u64, &[u8], Vec<&[u8]>)> =
-            sample.iter().map(|&(i, l)| (i, l, csv_fields(l).collect())).collect();
+        let rows: Vec<Row<'_>> = sample.iter().map(|&(i, l)| (i, l, csv_fields(l).collect())).collect();
         let width = rows[0].2.len();
         if let Some((at, line, r)) = rows.iter().find(|(_, _, r)| r.len() != width) {
             return Err(unknown(
@@ -246,7 +248,7 @@ fn sniff(head: &[u8], complete: bool) -> Result<Detection, TraceError> {
         }
         return Err(unknown(rows[0].0, line1, format!("{width} comma-separated fields fit no known format")));
     }
-    let rows: Vec<(u64, &[u8], Vec<&[u8]>)> = sample.iter().map(|&(i, l)| (i, l, ws_fields(l).collect())).collect();
+    let rows: Vec<Row<'_>> = sample.iter().map(|&(i, l)| (i, l, ws_fields(l).collect())).collect();
     let width = rows[0].2.len();
     if let Some((at, line, r)) = rows.iter().find(|(_, _, r)| r.len() != width) {
         return Err(unknown(*at, line, format!("{} fields where line {} has {width}", r.len(), rows[0].0)));
