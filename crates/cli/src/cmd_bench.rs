@@ -10,6 +10,7 @@
 //! shared machine falls on all policies alike rather than on whichever was running; the last
 //! column is each policy's best rate relative to the first policy's.
 
+use crate::output::outln;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
@@ -63,8 +64,8 @@ pub fn run(a: BenchArgs) -> Result<()> {
     };
     let spec = TraceSpec::parse(&trace)?;
     let opts = ReadOptions::default();
-    println!("trace: {trace}");
-    println!("buffer: {} pages, device: ideal, one thread, best of {}", a.buffer, a.repeat);
+    outln!("trace: {trace}");
+    outln!("buffer: {} pages, device: ideal, one thread, best of {}", a.buffer, a.repeat);
     let rounds = a.repeat.max(1);
     let bar = crate::progress::bar(u64::from(rounds) * policies.len() as u64, "runs", a.quiet);
     let mut best: Vec<Option<(f64, flashbuf_sim::RunOutput)>> = policies.iter().map(|_| None).collect();
@@ -84,7 +85,7 @@ pub fn run(a: BenchArgs) -> Result<()> {
     bar.finish_and_clear();
     let width = policies.iter().map(|p| p.label().len()).max().unwrap_or(0).max(6);
     let first = policies.first().map(|p| p.label()).unwrap_or_default();
-    println!(
+    outln!(
         "{:<width$} {:>12} {:>10} {:>14} {:>16} {:>9}",
         "policy",
         "requests",
@@ -96,7 +97,7 @@ pub fn run(a: BenchArgs) -> Result<()> {
     let base = best.first().and_then(|b| b.as_ref()).map_or(1.0, |(r, _)| *r);
     for (policy, best) in policies.iter().zip(best) {
         let (rate, out) = best.expect("at least one run");
-        println!(
+        outln!(
             "{:<width$} {:>12} {:>9.2}% {:>11.2} M/s {:>13.2} M/s {:>9.2}",
             policy.label(),
             out.counters.requests,

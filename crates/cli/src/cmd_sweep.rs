@@ -1,6 +1,7 @@
 //! `flashbuf sweep CONFIG.toml`: a parameter sweep described in TOML (see `docs/sweeps.md`),
 //! run in parallel, each run's row appended to `results.csv` and `results.jsonl` as it finishes.
 
+use crate::output::outln;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
@@ -85,12 +86,17 @@ pub fn run(a: SweepArgs) -> Result<()> {
     if a.dry_run {
         for run in sweep.runs() {
             let k = run.key();
-            println!(
+            outln!(
                 "{}\t{}\t{}\t{}\t{}\t{} requests",
-                k.trace, k.policy, k.buffer_pages, k.device, k.write_miss, run.requests
+                k.trace,
+                k.policy,
+                k.buffer_pages,
+                k.device,
+                k.write_miss,
+                run.requests
             );
         }
-        println!("{} runs, {} requests; results would go to {}", sweep.len(), sweep.total_requests(), dir.display());
+        outln!("{} runs, {} requests; results would go to {}", sweep.len(), sweep.total_requests(), dir.display());
         return Ok(());
     }
 
@@ -114,6 +120,6 @@ pub fn run(a: SweepArgs) -> Result<()> {
     if report.dropped > 0 {
         msg.push_str(&format!("; {} incomplete row(s) of an interrupted sweep removed and rerun", report.dropped));
     }
-    println!("{msg} -> {}, {}", report.csv.display(), report.jsonl.display());
+    outln!("{msg} -> {}, {}", report.csv.display(), report.jsonl.display());
     Ok(())
 }

@@ -24,6 +24,7 @@ use std::path::{Path, PathBuf};
 
 use flashbuf_flash::DeviceStats;
 use flashbuf_policy::PolicyConfig;
+use flashbuf_trace::output::{AtomicFile, check_destination};
 
 use super::{RunKey, SweepError};
 use crate::buffer::Counters;
@@ -197,7 +198,11 @@ fn read_jsonl(path: &Path) -> Result<Option<JsonRows>, SweepError> {
 /// Takes the exclusive lock of the result directory, or fails with [`SweepError::Busy`].
 fn lock_dir(dir: &Path) -> Result<File, SweepError> {
     let path = dir.join(".results.lock");
-    let file = OpenOptions::new().create(true).truncate(false).write(true).open(&path).map_err(io(&path))?;
+    regular_or_absent(&path)?;
+    let mut o = OpenOptions::new();
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut o, libc::O_NOFOLLOW);
+    let file = o.create(true).truncate(false).write(true).open(&path).map_err(io(&path))?;
     #[cfg(unix)]
     {
         use std::os::fd::AsRawFd;
@@ -214,14 +219,22 @@ fn lock_dir(dir: &Path) -> Result<File, SweepError> {
     Ok(file)
 }
 
-/// Writes `bytes` to `dest` through a temporary file in the same directory, renamed over it.
+/// Writes `bytes` to `dest` through a temporary file in the same directory, renamed over it
+/// (only a regular file is replaced: [`flashbuf_trace::output`]).
 fn write_atomic(dest: &Path, bytes: &[u8]) -> Result<(), SweepError> {
-    let dir = dest.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let mut tmp = tempfile::Builder::new().prefix(".flashbuf-").suffix(".tmp").tempfile_in(dir).map_err(io(dest))?;
-    tmp.write_all(bytes).map_err(io(dest))?;
-    tmp.as_file().sync_all().map_err(io(dest))?;
-    tmp.persist(dest).map_err(|e| io(dest)(e.error))?;
-    Ok(())
+    let refused = |m: String| io(dest)(std::io::Error::other(m));
+    let mut tmp = AtomicFile::create(dest, true).map_err(refused)?;
+    tmp.file().write_all(bytes).map_err(io(dest))?;
+    tmp.commit().map_err(refused)
+}
+
+/// Fails unless `path` is absent or a regular file (a result file that is a symbolic link, a
+/// FIFO or a device is never written through).
+fn regular_or_absent(path: &Path) -> Result<(), SweepError> {
+    match check_destination(path, true) {
+        Ok(()) => Ok(()),
+        Err(m) => Err(io(path)(std::io::Error::other(m))),
+    }
 }
 
 impl ResultFiles {
@@ -238,6 +251,9 @@ impl ResultFiles {
     /// Fails as [`ResultFiles::open`] would for existing files in [`OpenMode::New`], without
     /// creating anything (to refuse before any work is done).
     pub fn check(dir: &Path, mode: OpenMode) -> Result<(), SweepError> {
+        for name in [Self::CSV, Self::JSONL, ".results.lock"] {
+            regular_or_absent(&dir.join(name))?;
+        }
         match (mode, Self::existing(dir).into_iter().next()) {
             (OpenMode::New, Some(path)) => Err(SweepError::Exists { path }),
             _ => Ok(()),
@@ -300,7 +316,10 @@ impl ResultFiles {
             done = both;
         }
         let open = |path: &Path| -> Result<File, SweepError> {
+            regular_or_absent(path)?;
             let mut o = OpenOptions::new();
+            #[cfg(unix)]
+            std::os::unix::fs::OpenOptionsExt::custom_flags(&mut o, libc::O_NOFOLLOW);
             match mode {
                 OpenMode::New => o.write(true).create_new(true),
                 OpenMode::Overwrite => o.write(true).create(true).truncate(true),
