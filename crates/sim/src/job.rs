@@ -142,6 +142,41 @@ impl RunSpec {
         buffer + device
     }
 
+    /// A fingerprint of everything that can change the run's result: the trace (a generator's
+    /// canonical specification; a file's name and length; standard input), how it is read,
+    /// the policy and its parameters, the buffer, every field of the device and its size, the
+    /// write-miss mode, the final flush, the warm-up, the intervals, the page numbering and the
+    /// checking. Sixteen hexadecimal digits; result files carry it (`run_id`) so that a resumed
+    /// sweep never keeps a row of a run made with other options.
+    pub fn fingerprint(&self) -> String {
+        let trace = match &self.trace {
+            TraceSpec::Generated(g) => format!("gen:{}", g.canonical()),
+            TraceSpec::File { path, format } => {
+                let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                let len = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+                format!("file:{name}:{len}:{format:?}")
+            }
+            TraceSpec::Stdin { format } => format!("stdin:{format:?}"),
+        };
+        let device = serde_json::to_string(&self.device).expect("a device configuration serialises");
+        let text = format!(
+            "{trace}|{}|{}|{}|{device}|{}|{:?}|{}|{}|{:?}|{:?}|{:?}",
+            self.read.describe(),
+            self.policy.label(),
+            self.frames,
+            self.logical_pages,
+            self.write_miss,
+            self.final_flush,
+            self.warmup,
+            self.interval,
+            self.remap,
+            self.check_every
+        );
+        let a = crc32c::crc32c(text.as_bytes());
+        let b = crc32c::crc32c_append(0x9e37_79b9, text.as_bytes());
+        format!("{a:08x}{b:08x}")
+    }
+
     /// `true` when `self` and `other` read the same requests (same trace, read options and
     /// remapping), so that one decoding can feed both.
     pub fn same_requests(&self, other: &RunSpec) -> bool {

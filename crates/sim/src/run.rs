@@ -250,6 +250,8 @@ pub struct ResultRow {
     pub runtime_s: f64,
     /// Requests simulated per second of wall time.
     pub requests_per_s: f64,
+    /// A fingerprint of every option that can change the result ([`RunSpec::fingerprint`]).
+    pub run_id: String,
 }
 
 impl ResultRow {
@@ -323,6 +325,7 @@ impl ResultRow {
             cpu_s,
             runtime_s: cpu_s + d.time_ns as f64 / 1e9,
             requests_per_s: if elapsed_s > 0.0 { c.requests as f64 / elapsed_s } else { 0.0 },
+            run_id: spec.fingerprint(),
         }
     }
 }

@@ -37,6 +37,7 @@ fn ideal() -> DeviceConfig {
 fn comparable(mut r: ResultRow) -> ResultRow {
     r.remap_extent_pages = 0;
     r.logical_pages = 0;
+    r.run_id.clear();
     r.elapsed_s = 0.0;
     r.cpu_s = 0.0;
     r.runtime_s = 0.0;

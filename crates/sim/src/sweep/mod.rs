@@ -22,8 +22,10 @@
 //!
 //! # Run identity
 //!
-//! A run is identified by its [`RunKey`]: trace label, policy label, buffer pages, device label
-//! and write-miss mode, the columns a result row already has. Two runs of one sweep must differ
+//! A run is identified by its [`RunKey`]: trace label, policy label, buffer pages, device label,
+//! write-miss mode and `run_id`, a fingerprint of every other option that can change the result
+//! (page size, volume, format, every device field, final flush, warm-up, numbering, ...), the
+//! columns a result row already has: a sweep resumed with other options reruns what changed. Two runs of one sweep must differ
 //! in their keys. Identical runs listed twice (the same policy named twice, a percentage buffer
 //! size that equals a page count for some trace) are run once. Device labels
 //! ([`DeviceConfig::label`]) name only the main parameters of a device; when a sweep holds two
@@ -79,6 +81,8 @@ pub struct RunKey {
     pub device: String,
     /// Write-miss mode as written in result files, `fetch` or `no-fetch` (`write_miss` column).
     pub write_miss: String,
+    /// Fingerprint of every other option that can change the result (`run_id` column).
+    pub run_id: String,
 }
 
 impl RunKey {
@@ -90,6 +94,7 @@ impl RunKey {
             buffer_pages: row.buffer_pages,
             device: row.device.clone(),
             write_miss: write_miss_name(row.write_miss).to_string(),
+            run_id: row.run_id.clone(),
         }
     }
 }
@@ -98,8 +103,8 @@ impl fmt::Display for RunKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "trace {}, policy {}, {} buffer pages, device {}, write miss {}",
-            self.trace, self.policy, self.buffer_pages, self.device, self.write_miss
+            "trace {}, policy {}, {} buffer pages, device {}, write miss {}, run {}",
+            self.trace, self.policy, self.buffer_pages, self.device, self.write_miss, self.run_id
         )
     }
 }
@@ -134,6 +139,7 @@ impl SweepRun {
             buffer_pages: spec.frames as u64,
             device: spec.device.label(),
             write_miss: write_miss_name(spec.write_miss).to_string(),
+            run_id: spec.fingerprint(),
         };
         SweepRun { spec, requests, key }
     }

@@ -138,6 +138,7 @@ fn read_csv(path: &Path, header: &[String]) -> Result<Option<CsvRows>, SweepErro
     }
     let col = |name: &str| header.iter().position(|h| h == name).expect("a key column of result rows");
     let (t, p, b, d, w) = (col("trace"), col("policy"), col("buffer_pages"), col("device"), col("write_miss"));
+    let id = col("run_id");
     for rec in records {
         let rec = rec.map_err(|e| bad(e.position().map_or(0, |p| p.line()), e.to_string()))?;
         let line = rec.position().map_or(0, |p| p.line());
@@ -152,6 +153,7 @@ fn read_csv(path: &Path, header: &[String]) -> Result<Option<CsvRows>, SweepErro
             buffer_pages,
             device: rec[d].to_string(),
             write_miss: rec[w].to_string(),
+            run_id: rec[id].to_string(),
         };
         rows.push((key, rec));
     }
@@ -189,6 +191,7 @@ fn read_jsonl(path: &Path) -> Result<Option<JsonRows>, SweepError> {
                 .ok_or_else(|| bad("no 'buffer_pages' number".into()))?,
             device: s("device")?,
             write_miss: s("write_miss")?,
+            run_id: s("run_id")?,
         };
         rows.push((key, line.to_string()));
     }
