@@ -223,10 +223,12 @@ impl Sweep {
         for (run, label) in runs.iter_mut().zip(labels) {
             run.key.device = label;
         }
+        // Runs must differ in the columns a reader sees, not only in their fingerprints.
         let mut seen: HashMap<RunKey, usize> = HashMap::new();
         let mut kept: Vec<SweepRun> = Vec::with_capacity(runs.len());
         for run in runs {
-            match seen.get(&run.key) {
+            let readable = RunKey { run_id: String::new(), ..run.key.clone() };
+            match seen.get(&readable) {
                 Some(&i) if kept[i].same_run(&run) => {}
                 Some(&i) => {
                     return Err(SweepError::Duplicate {
@@ -236,7 +238,7 @@ impl Sweep {
                     });
                 }
                 None => {
-                    seen.insert(run.key.clone(), kept.len());
+                    seen.insert(readable, kept.len());
                     kept.push(run);
                 }
             }
