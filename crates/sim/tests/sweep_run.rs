@@ -313,4 +313,10 @@ fn resuming_with_other_options_reruns_what_they_change() {
     assert_eq!(changed.runs()[0].key().device, first.runs()[0].key().device);
     let r = run_to_dir(&changed, &out, OpenMode::Resume, 1, &|_| {}).unwrap();
     assert_eq!((r.skipped, r.executed), (0, 1));
+    // The rows of the runs superseded by these reruns are gone: one row, the last run's.
+    let rows = csv_rows(&out.join(ResultFiles::CSV));
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows.keys().next().unwrap(), changed.runs()[0].key());
+    let jsonl = std::fs::read_to_string(out.join(ResultFiles::JSONL)).unwrap();
+    assert_eq!(jsonl.lines().count(), 1);
 }

@@ -383,11 +383,16 @@ impl ResultFiles {
         let header = csv_header();
         let rank: HashMap<&RunKey, usize> = order.iter().enumerate().map(|(i, k)| (k, i)).collect();
         let sort_key = |k: &RunKey, i: usize| rank.get(k).map_or((1, i), |&r| (0, r));
+        // A row whose readable columns name a planned run but whose fingerprint differs was made
+        // with other options: the planned run superseded it.
+        let readable = |k: &RunKey| RunKey { run_id: String::new(), ..k.clone() };
+        let planned: HashSet<RunKey> = order.iter().map(readable).collect();
+        let superseded = |k: &RunKey| !rank.contains_key(k) && planned.contains(&readable(k));
         self.csv.sync_all().map_err(io(&self.csv_path))?;
         self.jsonl.sync_all().map_err(io(&self.jsonl_path))?;
 
         let mut csv_rows = read_csv(&self.csv_path, &header)?.map(|c| c.rows).unwrap_or_default();
-        let mut idx: Vec<usize> = (0..csv_rows.len()).collect();
+        let mut idx: Vec<usize> = (0..csv_rows.len()).filter(|&i| !superseded(&csv_rows[i].0)).collect();
         idx.sort_by_key(|&i| sort_key(&csv_rows[i].0, i));
         let mut bytes = csv_line(&csv::StringRecord::from(header));
         for i in idx {
@@ -396,7 +401,7 @@ impl ResultFiles {
         write_atomic(&self.csv_path, &bytes)?;
 
         let json_rows = read_jsonl(&self.jsonl_path)?.map(|j| j.rows).unwrap_or_default();
-        let mut idx: Vec<usize> = (0..json_rows.len()).collect();
+        let mut idx: Vec<usize> = (0..json_rows.len()).filter(|&i| !superseded(&json_rows[i].0)).collect();
         idx.sort_by_key(|&i| sort_key(&json_rows[i].0, i));
         let mut bytes = Vec::new();
         for i in idx {
