@@ -140,6 +140,7 @@ pub fn run(a: RunArgs) -> Result<()> {
         bail!("standard input can be given only once");
     }
 
+    let memory = flashbuf_sim::sweep::total_memory();
     let mut runs: Vec<SweepRun> = Vec::new();
     for t in &a.traces {
         let spec = TraceSpec::parse(t).with_context(|| format!("trace '{t}'"))?;
@@ -165,6 +166,7 @@ pub fn run(a: RunArgs) -> Result<()> {
                     spec.final_flush = !a.no_final_flush;
                     spec.warmup = warmup;
                     spec.interval = a.interval;
+                    spec.check_memory(memory).map_err(anyhow::Error::msg)?;
                     runs.push(SweepRun::new(spec, prepared.requests.unwrap_or(0)));
                 }
             }

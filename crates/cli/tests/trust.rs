@@ -148,3 +148,24 @@ fn a_closed_pipe_ends_quietly_and_a_full_disk_is_one_line() {
         );
     }
 }
+
+#[test]
+fn sizes_beyond_the_machine_are_refused_before_any_work_saying_how_much_they_need() {
+    for extra in [
+        &["-b", "4294967296"][..],
+        &["-b", "4294967294"][..],
+        &["-b", "10", "--capacity", "2147483648", "--device", "page"][..],
+        &["-b", "10", "--capacity", "18446744073709551615", "--device", "page"][..],
+        &["-p", "lru-2:history=64", "-b", "100000000"][..],
+        &["-b", "18446744073709551615"][..],
+    ] {
+        let o = flashbuf(&[&["run", "-q", "-t", "gen:uniform,requests=100,pages=10", "-p", "lru"][..], extra].concat());
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{extra:?}: {e}");
+        assert!(!e.contains("panicked") && e.trim().lines().count() == 1, "{extra:?}: {e}");
+        assert!(
+            e.contains("GiB of memory") || e.contains("more than flashbuf supports") || e.contains("2^32"),
+            "{extra:?}: {e}"
+        );
+    }
+}

@@ -182,6 +182,32 @@ impl PolicyConfig {
             .and_then(|(_, v)| v.parse().ok())
     }
 
+    /// An upper estimate of a simulated run's memory per frame of this policy, in bytes: the
+    /// policy's per-frame arrays, queues and ghost directories plus the simulator's own
+    /// per-frame state, measured (peak resident memory over 2 million full frames, rounded up by
+    /// a quarter), and the history some policies keep as a multiple of the buffer (LRU-2's
+    /// `history`: a map entry and a queue slot per remembered page). Used to refuse a run that
+    /// cannot fit in memory before it starts.
+    pub fn bytes_per_frame(&self) -> u64 {
+        let measured: u64 = match self.name() {
+            "lru" | "clock" | "cflru" | "lru-wsr" | "ccf-lru" | "cflru-c" | "ad-lru" | "sieve" | "casa" => 72,
+            "2q" | "min" => 112,
+            "s3fifo" => 136,
+            "fab" | "bplru" | "ref" | "bp-ref" => 176,
+            "lru-2" | "arc" => 200,
+            _ => 320,
+        };
+        let values = self.values();
+        let history = self
+            .keys()
+            .iter()
+            .zip(values)
+            .find(|(k, _)| k.key == "history")
+            .and_then(|(_, v)| v.parse::<f64>().ok())
+            .unwrap_or(0.0);
+        measured + (history * 80.0).ceil() as u64
+    }
+
     /// Every valid name, comma-separated.
     pub fn valid_names() -> String {
         POLICIES.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")

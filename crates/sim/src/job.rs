@@ -131,7 +131,7 @@ impl RunSpec {
     pub fn memory_bytes(&self) -> u64 {
         let frames = self.frames as u64;
         let table = self.trace_pages.max(16 * frames).min(crate::DENSE_LIMIT) * 4;
-        let buffer = frames * 96 + table;
+        let buffer = frames.saturating_mul(self.policy.bytes_per_frame()).saturating_add(table);
         let device = match self.device.kind {
             flashbuf_flash::DeviceKind::Ideal => 0,
             _ => {
@@ -139,7 +139,27 @@ impl RunSpec {
                 self.device.physical_blocks(self.logical_pages).unwrap_or(0).saturating_mul(ppb).saturating_mul(20)
             }
         };
-        buffer + device
+        buffer.saturating_add(device)
+    }
+
+    /// Refuses a run that could not fit in `total_bytes` of memory ([`RunSpec::memory_bytes`]),
+    /// before anything is allocated: the message says how much it needs.
+    pub fn check_memory(&self, total_bytes: u64) -> Result<(), String> {
+        let need = self.memory_bytes();
+        if need > total_bytes {
+            let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+            return Err(format!(
+                "{} with {} frames over {} of {} pages needs about {:.1} GiB of memory, more than this \
+                 machine's {:.1} GiB",
+                self.policy.label(),
+                self.frames,
+                self.device.label(),
+                self.logical_pages,
+                gib(need),
+                gib(total_bytes)
+            ));
+        }
+        Ok(())
     }
 
     /// A fingerprint of everything that can change the run's result: the trace (a generator's

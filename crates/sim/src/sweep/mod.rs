@@ -65,7 +65,7 @@ pub use buffer_size::BufferSize;
 pub use config::{Located, Location, PlanEvent, SweepConfig, TraceEntry};
 pub use results::{OpenMode, ResultFiles, csv_header};
 pub use runner::{
-    Schedule, SweepReport, SweepSession, memory_budget, run_parallel, run_scheduled, run_to_dir, schedule,
+    Schedule, SweepReport, SweepSession, memory_budget, run_parallel, run_scheduled, run_to_dir, schedule, total_memory,
 };
 
 /// The identity of a run in result files: the columns that say what was run.
