@@ -63,7 +63,7 @@ use crate::run::ResultRow;
 
 pub use buffer_size::BufferSize;
 pub use config::{Located, Location, PlanEvent, SweepConfig, TraceEntry};
-pub use results::{OpenMode, ResultFiles, csv_header};
+pub use results::{OpenMode, ResultFiles, csv_header, merge_results};
 pub use runner::{
     Schedule, SweepReport, SweepSession, memory_budget, run_parallel, run_scheduled, run_to_dir, schedule, total_memory,
 };
@@ -281,6 +281,19 @@ impl Sweep {
         self.runs.iter().map(|r| r.requests).sum()
     }
 
+    /// Shard `index` of `count` (1-based, `1 ..= count`): every `count`-th run of the plan,
+    /// starting with the `index`-th, in plan order — a deterministic share for one task of a job
+    /// array. The shards of a sweep are disjoint and together hold every run;
+    /// [`merge_results`] puts their result files back together.
+    pub fn shard(&self, index: usize, count: usize) -> Result<Sweep, SweepError> {
+        if count == 0 || index == 0 || index > count {
+            return Err(SweepError::Shard(format!("shard {index}/{count}: expected I/N with 1 <= I <= N")));
+        }
+        let runs =
+            self.runs.iter().enumerate().filter(|(k, _)| k % count == index - 1).map(|(_, r)| r.clone()).collect();
+        Ok(Sweep { runs, output: self.output.clone() })
+    }
+
     /// The keys in plan order.
     pub fn keys(&self) -> Vec<RunKey> {
         self.runs.iter().map(|r| r.key.clone()).collect()
@@ -422,4 +435,7 @@ pub enum SweepError {
     /// The thread pool could not be built.
     #[error("cannot start the worker threads: {0}")]
     Threads(String),
+    /// A shard specification or a merge of shards is wrong.
+    #[error("{0}")]
+    Shard(String),
 }

@@ -412,6 +412,85 @@ impl ResultFiles {
     }
 }
 
+/// Merges the result files of a sweep's shards (directories written by
+/// [`Sweep::shard`](super::Sweep::shard) runs) into `out`: exactly the files the unsharded sweep
+/// would have written, every planned run once, in plan order. Rows of the shards that the plan
+/// does not hold are left out; a planned run missing from every shard, or present in two with
+/// different results, is an error naming it. `out`'s files are replaced only with `force`.
+/// Returns the number of runs merged.
+pub fn merge_results(order: &[RunKey], shards: &[PathBuf], out: &Path, force: bool) -> Result<usize, SweepError> {
+    let header = csv_header();
+    let planned: HashMap<&RunKey, usize> = order.iter().enumerate().map(|(i, k)| (k, i)).collect();
+    let mut csv_rows: Vec<Option<csv::StringRecord>> = vec![None; order.len()];
+    let mut json_rows: Vec<Option<String>> = vec![None; order.len()];
+    let timing = ["elapsed_s", "cpu_s", "runtime_s", "requests_per_s"];
+    let timing_cols: Vec<usize> =
+        header.iter().enumerate().filter(|(_, h)| timing.contains(&h.as_str())).map(|(i, _)| i).collect();
+    let same = |a: &csv::StringRecord, b: &csv::StringRecord| {
+        a.iter().zip(b.iter()).enumerate().all(|(i, (x, y))| x == y || timing_cols.contains(&i))
+    };
+    for dir in shards {
+        let files = ResultFiles::existing(dir);
+        if files.len() != 2 {
+            return Err(SweepError::Shard(format!(
+                "{}: not a shard's result directory (results.csv and results.jsonl expected)",
+                dir.display()
+            )));
+        }
+        let csv_path = dir.join(ResultFiles::CSV);
+        let rows = read_csv(&csv_path, &header)?.map(|c| c.rows).unwrap_or_default();
+        for (key, rec) in rows {
+            let Some(&i) = planned.get(&key) else { continue };
+            match &csv_rows[i] {
+                Some(prev) if !same(prev, &rec) => {
+                    return Err(SweepError::Shard(format!(
+                        "{key}: two shards hold different results for this run ({} among them)",
+                        csv_path.display()
+                    )));
+                }
+                _ => csv_rows[i] = Some(rec),
+            }
+        }
+        let rows = read_jsonl(&dir.join(ResultFiles::JSONL))?.map(|j| j.rows).unwrap_or_default();
+        for (key, line) in rows {
+            if let Some(&i) = planned.get(&key) {
+                json_rows[i].get_or_insert(line);
+            }
+        }
+    }
+    let missing: Vec<String> = order
+        .iter()
+        .zip(csv_rows.iter().zip(&json_rows))
+        .filter(|(_, (c, j))| c.is_none() || j.is_none())
+        .map(|(k, _)| k.to_string())
+        .collect();
+    if !missing.is_empty() {
+        return Err(SweepError::Shard(format!(
+            "{} planned run(s) are in no shard's results (an unfinished shard?), e.g. {}",
+            missing.len(),
+            missing[0]
+        )));
+    }
+    std::fs::create_dir_all(out).map_err(io(out))?;
+    let _lock = lock_dir(out)?;
+    let (csv_path, jsonl_path) = (out.join(ResultFiles::CSV), out.join(ResultFiles::JSONL));
+    for p in [&csv_path, &jsonl_path] {
+        check_destination(p, force).map_err(|m| io(p)(std::io::Error::other(m)))?;
+    }
+    let mut bytes = csv_line(&csv::StringRecord::from(header));
+    for r in csv_rows.into_iter().flatten() {
+        bytes.extend(csv_line(&r));
+    }
+    write_atomic(&csv_path, &bytes)?;
+    let mut bytes = Vec::new();
+    for l in json_rows.into_iter().flatten() {
+        bytes.extend_from_slice(l.as_bytes());
+        bytes.push(b'\n');
+    }
+    write_atomic(&jsonl_path, &bytes)?;
+    Ok(order.len())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
