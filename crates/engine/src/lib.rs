@@ -42,8 +42,10 @@
 
 pub mod btree;
 pub mod buffer;
+pub mod fault;
 pub mod page;
 pub mod store;
+pub mod wal;
 pub mod workload;
 
 pub use btree::{BTree, TreeError};
