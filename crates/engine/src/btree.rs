@@ -65,9 +65,10 @@ const META_VALUE_SIZE: usize = 8;
 const META_HEIGHT: usize = 12;
 const META_ROOT: usize = 16;
 const META_RECORDS: usize = 24;
+const META_MIN_FILL: usize = 32;
 
 /// The tree's metadata as the application area of the file header.
-fn tree_meta(layout: &Layout, root: u64, height: u32, records: u64) -> [u8; APP_BYTES] {
+fn tree_meta(layout: &Layout, root: u64, height: u32, records: u64, min_fill: u32) -> [u8; APP_BYTES] {
     let mut app = [0u8; APP_BYTES];
     app[..4].copy_from_slice(&TREE_MAGIC);
     wr_u32(&mut app, 4, TREE_FORMAT);
@@ -75,6 +76,7 @@ fn tree_meta(layout: &Layout, root: u64, height: u32, records: u64) -> [u8; APP_
     wr_u32(&mut app, META_HEIGHT, height);
     wr_u64(&mut app, META_ROOT, root);
     wr_u64(&mut app, META_RECORDS, records);
+    wr_u32(&mut app, META_MIN_FILL, min_fill);
     app
 }
 
@@ -142,7 +144,7 @@ impl Layout {
             return Err(TreeError::Config("the value size must be at least 1 byte".into()));
         }
         let room = payload.saturating_sub(NODE_HEADER);
-        let leaf_cap = (room / (4 + value_size)).min(u16::MAX as usize);
+        let leaf_cap = (room / value_size.saturating_add(4)).min(u16::MAX as usize);
         let inner_cap = (room.saturating_sub(8) / 12).min(u16::MAX as usize - 1);
         if leaf_cap < 2 {
             return Err(TreeError::Config(format!(
@@ -154,6 +156,26 @@ impl Layout {
             return Err(TreeError::Config(format!("a {payload}-byte page payload holds fewer than 3 keys")));
         }
         Ok(Layout { value_size, leaf_cap, inner_cap })
+    }
+
+    /// The fewest records a leaf can hold in a tree bulk-loaded with `leaf_fill` (or, for
+    /// `None`, created empty), except its last bulk-loaded leaf and a root that is the only
+    /// leaf: leaves only grow (there is no delete), bulk-loaded ones start at their fill, and a
+    /// split leaves at least `(capacity + 1) / 2` records on each side.
+    pub fn min_leaf_records(&self, leaf_fill: Option<f64>) -> u32 {
+        let split = (self.leaf_cap as u32).div_ceil(2).max(1);
+        match leaf_fill {
+            Some(f) => (fill_count(self.leaf_cap, f, 1) as u32).min(split),
+            None => split,
+        }
+    }
+
+    /// The most leaves a range operation of `limit` records can visit when every leaf but two
+    /// holds at least `min_fill` records (0: unknown, then every leaf may hold one): the first
+    /// leaf may hold none of the range, the last only part of it, and one leaf may be short.
+    pub fn range_leaves(limit: u64, min_fill: u32) -> u64 {
+        let every = limit.saturating_add(1);
+        if min_fill == 0 { every } else { limit.div_ceil(min_fill as u64).saturating_add(3).min(every) }
     }
 
     /// Pages a bulk load of `records` records with the given fill fractions allocates (the file
@@ -189,6 +211,8 @@ pub struct BTree<S: PageStore, P: BufferPolicy = AnyPolicy> {
     shape: RwLock<Shape>,
     layout: Layout,
     records: AtomicU64,
+    /// See [`Layout::min_leaf_records`] (0: not recorded).
+    min_fill: u32,
 }
 
 // ------------------------------------------------------------------------------------------
@@ -351,7 +375,7 @@ impl<S: PageStore, P: BufferPolicy> BTree<S, P> {
             let s = op.new_page()?;
             layout.write_leaf(op.page_mut(s), &[], 0);
             let root = op.page_no(s);
-            let app = tree_meta(&layout, root, 1, 0);
+            let app = tree_meta(&layout, root, 1, 0, layout.min_leaf_records(None));
             let lsn = op.commit_with_app(|a| *a = app)?;
             bm.wait_durable(lsn)?;
             root
@@ -361,6 +385,7 @@ impl<S: PageStore, P: BufferPolicy> BTree<S, P> {
             shape: RwLock::new(Shape { root, height: 1 }),
             layout,
             records: AtomicU64::new(0),
+            min_fill: layout.min_leaf_records(None),
         })
     }
 
@@ -378,6 +403,7 @@ impl<S: PageStore, P: BufferPolicy> BTree<S, P> {
         let height = rd_u32(&app, META_HEIGHT);
         let root = rd_u64(&app, META_ROOT);
         let records = rd_u64(&app, META_RECORDS);
+        let min_fill = rd_u32(&app, META_MIN_FILL);
         let layout = Layout::new(bm.payload_size(), value_size)?;
         if height == 0 || root == 0 || root >= bm.page_count() {
             return Err(TreeError::NotATree(format!("bad tree metadata: root {root}, height {height}")));
@@ -387,6 +413,7 @@ impl<S: PageStore, P: BufferPolicy> BTree<S, P> {
             shape: RwLock::new(Shape { root, height }),
             layout,
             records: AtomicU64::new(records),
+            min_fill,
         })
     }
 
@@ -490,7 +517,8 @@ impl<S: PageStore, P: BufferPolicy> BTree<S, P> {
             height += 1;
         }
         let root = level[0].1;
-        bm.set_app_meta(&tree_meta(&layout, root, height, count));
+        let min_fill = layout.min_leaf_records(Some(leaf_fill));
+        bm.set_app_meta(&tree_meta(&layout, root, height, count, min_fill));
         if bm.has_log() {
             bm.flush_all()?;
         }
@@ -499,6 +527,7 @@ impl<S: PageStore, P: BufferPolicy> BTree<S, P> {
             shape: RwLock::new(Shape { root, height }),
             layout,
             records: AtomicU64::new(count),
+            min_fill,
         })
     }
 
@@ -784,8 +813,8 @@ impl<S: PageStore, P: BufferPolicy> BTree<S, P> {
     /// Calls `change(key, value)` on up to `limit` records with keys `>= start` in key order,
     /// fixing every leaf it visits for writing; returns the number changed. With a log, the
     /// whole range update is one operation: atomic, holding every leaf it visits until it
-    /// commits, and acknowledged when this returns `Ok`. (It may change up to `limit + 1`
-    /// leaves, which the buffer and the log must have room for.)
+    /// commits, and acknowledged when this returns `Ok`. (It may change up to
+    /// [`Layout::range_leaves`] leaves, which the buffer and the log must have room for.)
     pub fn update_range(
         &self,
         start: u32,
@@ -799,8 +828,7 @@ impl<S: PageStore, P: BufferPolicy> BTree<S, P> {
         let mut page = self.descend(&shape, start)?;
         let l = self.layout;
         let bm = self.buffer();
-        // Every leaf visited but the first holds at least one record of the range.
-        let max_leaves = (limit as u64).min(bm.page_count()).saturating_add(1);
+        let max_leaves = Layout::range_leaves(limit as u64, self.min_fill).min(bm.page_count());
         let mut op = bm.begin(max_leaves)?;
         let mut done = 0;
         let mut first = true;

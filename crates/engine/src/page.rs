@@ -440,6 +440,11 @@ impl<S: PageStore> PageFile<S> {
         self.recovery.as_ref()
     }
 
+    /// Gives back the anchor the log continues from (a buffer manager closing).
+    pub(crate) fn put_resume(&mut self, anchor: Anchor) {
+        self.resume = Some(LogResume { anchor });
+    }
+
     /// The anchor the log continues from (taken once by the buffer manager).
     pub(crate) fn take_resume(&mut self) -> Option<LogResume> {
         self.resume.take()

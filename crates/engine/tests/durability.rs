@@ -164,7 +164,7 @@ struct CrashSetup {
     ops_per_thread: usize,
 }
 
-const SMALL: CrashSetup = CrashSetup { records: 400, frames: 40, log_pages: 80, threads: 3, ops_per_thread: 40 };
+const SMALL: CrashSetup = CrashSetup { records: 400, frames: 40, log_pages: 24, threads: 3, ops_per_thread: 40 };
 
 /// A database with a log, bulk-loaded with keys `0, 3, 6, …` (so inserts of other keys go
 /// between them and split leaves), closed: the image every crash run starts from.
@@ -232,6 +232,8 @@ struct Outcome {
     attempts: Vec<Vec<Attempt>>,
     image: MemStore,
     writes: u64,
+    /// Checkpoints started because the log ran short of room.
+    space_checkpoints: u64,
 }
 
 /// Runs the workload on `base` until power fails as `config` says (or the work is done, then
@@ -245,7 +247,12 @@ fn run_until_crash(setup: &CrashSetup, base: &MemStore, config: FaultConfig, flu
         Err(_) => {
             // Power failed during the opening recovery: nothing ran.
             let image = durable.0.lock().unwrap().clone();
-            return Outcome { attempts: vec![Vec::new(); setup.threads as usize], image, writes: 0 };
+            return Outcome {
+                attempts: vec![Vec::new(); setup.threads as usize],
+                image,
+                writes: 0,
+                space_checkpoints: 0,
+            };
         }
     };
     let policy = ["cfdc", "cflru", "lru", "bp-ref:ppb=4,pad=0.25", "ref:ppb=4,vw=1"][(seed % 5) as usize];
@@ -327,13 +334,19 @@ fn run_until_crash(setup: &CrashSetup, base: &MemStore, config: FaultConfig, flu
         }
         stop.store(true, Ordering::Relaxed);
     });
+    let space_checkpoints = tree.buffer().log_stats().unwrap().space_checkpoints;
     let writes = tree.buffer().with_store(|s| {
         let _ = s.cut_power();
         s.writes()
     });
     drop(tree);
     let image = durable.0.lock().unwrap().clone();
-    Outcome { attempts: attempts.into_iter().map(|a| a.into_inner().unwrap()).collect(), image, writes }
+    Outcome {
+        attempts: attempts.into_iter().map(|a| a.into_inner().unwrap()).collect(),
+        image,
+        writes,
+        space_checkpoints,
+    }
 }
 
 /// The records of `base` (version 0) with `attempts[..n]` of one thread applied.
@@ -350,6 +363,7 @@ fn expected(base: &BTreeMap<u32, u64>, attempts: &[Attempt]) -> BTreeMap<u32, u6
 /// What a crash run checked.
 #[derive(Default)]
 struct Checked {
+    space_checkpoints: u64,
     acked: u64,
     records: u64,
     recovery_s: f64,
@@ -433,6 +447,7 @@ fn crash_points(setup: &CrashSetup, seeds: std::ops::Range<u64>) -> (u64, Checke
         };
         let label = format!("seed {seed}, cut at write {}", config.crash_at_write.unwrap());
         let out = run_until_crash(setup, &base, config, seed % 4 < 2);
+        sum.space_checkpoints += out.space_checkpoints;
         let c = recover_and_check(setup, out.image, &out.attempts, &label);
         sum.acked += c.acked;
         sum.records += c.records;
@@ -444,23 +459,44 @@ fn crash_points(setup: &CrashSetup, seeds: std::ops::Range<u64>) -> (u64, Checke
     (n, sum, max_recovery_s)
 }
 
+/// Runs `f` on its own thread and fails if it does not finish within `limit` (a hang is a
+/// failure, not a stuck test run).
+fn with_watchdog<T: Send + 'static>(limit: std::time::Duration, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let handle = std::thread::spawn(move || {
+        let out = f();
+        let _ = tx.send(());
+        out
+    });
+    match rx.recv_timeout(limit) {
+        Ok(()) => handle.join().expect("the test thread panicked"),
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => match handle.join() {
+            Err(p) => std::panic::resume_unwind(p),
+            Ok(out) => out,
+        },
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => panic!("no progress within {limit:?}: deadlock or hang"),
+    }
+}
+
 #[test]
 fn a_thousand_crash_points_lose_no_acknowledged_update() {
     let start = Instant::now();
-    let (n, sum, max_recovery_s) = crash_points(&SMALL, 0..1000);
+    let (n, sum, max_recovery_s) = with_watchdog(std::time::Duration::from_secs(300), || crash_points(&SMALL, 0..1000));
     eprintln!(
         "{n} crash points in {:.1} s: {} acknowledged operations checked, {} records compared, {} torn pages \
-         repaired, {} groups replayed; recovery {:.2} ms on average, {:.2} ms at most",
+         repaired, {} groups replayed, {} checkpoints for log room; recovery {:.2} ms on average, {:.2} ms at most",
         start.elapsed().as_secs_f64(),
         sum.acked,
         sum.records,
         sum.torn_pages,
         sum.groups,
+        sum.space_checkpoints,
         1e3 * sum.recovery_s / n as f64,
         1e3 * max_recovery_s
     );
     assert!(sum.acked > 20 * n, "the runs did work before the cut: {} acknowledged", sum.acked);
     assert!(sum.torn_pages > 0, "some crash points tore a data page that recovery repaired");
+    assert!(sum.space_checkpoints > n, "the log ran short of room and checkpointed: {}", sum.space_checkpoints);
 }
 
 /// The records of a recovered image (after the tree's check).
@@ -515,7 +551,8 @@ fn a_crash_during_recovery_changes_nothing() {
 #[ignore = "soak: many more crash points on a bigger workload; run with --ignored"]
 fn crash_soak() {
     let setup = CrashSetup { records: 1500, frames: 64, log_pages: 60, threads: 4, ops_per_thread: 150 };
-    let (n, sum, max_recovery_s) = crash_points(&setup, 1000..21_000);
+    let (n, sum, max_recovery_s) =
+        with_watchdog(std::time::Duration::from_secs(4 * 3600), move || crash_points(&setup, 1000..11_000));
     eprintln!(
         "{n} crash points: {} acknowledged operations checked; recovery at most {:.2} ms",
         sum.acked,
@@ -620,4 +657,170 @@ fn a_torn_rewrite_of_a_clean_page_leaves_it_intact() {
     // Tears between the checksum (bytes 0..4) and the end of the version (bytes 16..24) mix two
     // headers.
     assert!(cuts.iter().filter(|&&c| (4..24).contains(&c)).count() >= 3, "tears inside the page header: {cuts:?}");
+}
+
+/// A store whose sync takes 2 ms, as a disk's does.
+struct SlowSync(MemStore);
+
+impl PageStore for SlowSync {
+    fn page_size(&self) -> usize {
+        self.0.page_size()
+    }
+    fn pages(&self) -> u64 {
+        self.0.pages()
+    }
+    fn read_page(&mut self, page: u64, buf: &mut [u8]) -> Result<flashbuf_flash::Nanos, flashbuf_flash::StoreError> {
+        self.0.read_page(page, buf)
+    }
+    fn write_page(&mut self, page: u64, buf: &[u8]) -> Result<flashbuf_flash::Nanos, flashbuf_flash::StoreError> {
+        self.0.write_page(page, buf)
+    }
+    fn sync(&mut self) -> Result<flashbuf_flash::Nanos, flashbuf_flash::StoreError> {
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        Ok(2_000_000)
+    }
+    fn stats(&self) -> flashbuf_flash::DeviceStats {
+        self.0.stats()
+    }
+    fn label(&self) -> String {
+        "slow sync".into()
+    }
+}
+
+/// Group commit: while one thread writes and syncs the log, the others' commits gather and go
+/// out together, so four threads committing at once need fewer syncs than commits; every
+/// update is there after reopening.
+#[test]
+fn concurrent_commits_share_log_syncs() {
+    let (file, header) = PageFile::create_with_log(SlowSync(MemStore::new(PAGE, 600)), 100).unwrap();
+    let bm = BufferManager::new(file, header, any("lru", 64), 64).unwrap();
+    let tree = BTree::create(bm, VALUE).unwrap();
+    for k in 0..400u32 {
+        tree.insert(k, &value_for(k, 0)).unwrap();
+    }
+    let before = tree.buffer().log_stats().unwrap();
+    std::thread::scope(|s| {
+        for t in 0..4u32 {
+            let tree = &tree;
+            s.spawn(move || {
+                for i in 0..25u32 {
+                    let key = 4 * i + t;
+                    assert!(tree.update(key, &value_for(key, 1)).unwrap());
+                }
+            });
+        }
+    });
+    let after = tree.buffer().log_stats().unwrap();
+    let (groups, syncs) = (after.groups - before.groups, after.syncs - before.syncs);
+    assert_eq!(groups, 100);
+    assert!(syncs < groups, "{syncs} syncs for {groups} concurrent commits");
+    let (file, _) = tree.close().unwrap();
+    let (file, header) = PageFile::open(file.into_store().0).unwrap();
+    let tree = BTree::open(BufferManager::new(file, header, any("lru", 16), 16).unwrap()).unwrap();
+    let mut out = vec![0u8; VALUE];
+    for k in 0..100u32 {
+        assert!(tree.get(k, &mut out).unwrap());
+        assert_eq!(value_version(k, &out), Some(1), "key {k}");
+    }
+}
+
+/// An operation dropped without a commit (an error, a full leaf) leaves its pages as they were,
+/// and nothing of it reaches the log or the store.
+#[test]
+fn an_operation_dropped_without_commit_changes_nothing() {
+    let (file, header) = PageFile::create_with_log(MemStore::new(PAGE, 80), 20).unwrap();
+    let bm = BufferManager::new(file, header, any("lru", 8), 8).unwrap();
+    let mut op = bm.begin(2).unwrap();
+    let a = op.new_page().unwrap();
+    let b = op.new_page().unwrap();
+    op.page_mut(a)[0] = 1;
+    op.page_mut(b)[0] = 2;
+    bm.wait_durable(op.commit().unwrap()).unwrap();
+    let groups = bm.log_stats().unwrap().groups;
+    {
+        let mut op = bm.begin(2).unwrap();
+        let a = op.write(1).unwrap();
+        let (x, y) = {
+            let b = op.write(2).unwrap();
+            op.pages_mut(a, b)
+        };
+        x[..4].copy_from_slice(b"junk");
+        y[..4].copy_from_slice(b"junk");
+        // Dropped here.
+    }
+    assert_eq!(bm.log_stats().unwrap().groups, groups, "nothing logged");
+    assert_eq!((bm.read(1).unwrap()[0], bm.read(2).unwrap()[0]), (1, 2), "rolled back");
+    bm.check_invariants().unwrap();
+    assert_eq!(bm.pinned_frames(), 0);
+}
+
+/// What an operation may not do is an error, not a hang or a panic.
+#[test]
+fn operation_limits_are_clear_errors() {
+    let (file, header) = PageFile::create_with_log(MemStore::new(PAGE, 80), 20).unwrap();
+    let bm = BufferManager::new(file, header, any("lru", 8), 8).unwrap();
+    // Pages change only inside an operation.
+    assert!(matches!(bm.new_page().err(), Some(flashbuf_engine::BufferError::NeedsOperation)));
+    assert!(matches!(bm.write(1).err(), Some(flashbuf_engine::BufferError::NeedsOperation)));
+    // An operation holds its pages: it cannot need as many as there are frames.
+    let e = bm.begin(8).err().unwrap().to_string();
+    assert!(e.contains("only 8 frames"), "{e}");
+    // Nor more log than half the ring (18 pages of 512 bytes).
+    let big = BufferManager::new(
+        PageFile::create_with_log(MemStore::new(PAGE, 200), 20).unwrap().0,
+        flashbuf_engine::page::FileHeader::empty(PAGE as u32),
+        any("lru", 64),
+        64,
+    )
+    .unwrap();
+    let e = big.begin(40).err().unwrap().to_string();
+    assert!(e.contains("use a larger log"), "{e}");
+    // An operation fixes no more pages than it was begun for, and no page twice.
+    let mut op = bm.begin(1).unwrap();
+    op.new_page().unwrap();
+    assert!(op.new_page().unwrap_err().to_string().contains("at most 1 pages"));
+    drop(op);
+    let mut op = bm.begin(2).unwrap();
+    let p = op.new_page().unwrap();
+    let page = op.page_no(p);
+    assert!(op.write(page).unwrap_err().to_string().contains("fixed twice"));
+}
+
+/// The CFDC workload with and without the log: the policies' page flushes, reads and hits are
+/// the same to the page (the log's writes are counted apart, and a log big enough for the run
+/// never checkpoints), while the device's time grows by the log's writes. A log too small for
+/// the run checkpoints, and those writes are counted apart as well.
+#[test]
+fn the_log_leaves_the_policies_page_flushes_unchanged() {
+    use flashbuf_engine::store::StoreSpec;
+    use flashbuf_engine::workload::{WorkloadConfig, run_workload};
+    let spec = StoreSpec::Sim(flashbuf_flash::DeviceConfig::default());
+    for policy in ["lru", "cflru", "cfdc"] {
+        let mut c = WorkloadConfig::baseline(policy.parse().unwrap()).scaled(0.02);
+        c.records = 20_000;
+        c.range_len = 64;
+        c.buffer_pages = 256;
+        let off = run_workload(&c, &spec).unwrap();
+        c.log_pages = 2048;
+        let on = run_workload(&c, &spec).unwrap();
+        let key = |r: &flashbuf_engine::WorkloadResult| {
+            (r.requests, r.hits, r.page_reads, r.evict_writes, r.flush_writes, r.page_flushes)
+        };
+        assert_eq!(key(&on), key(&off), "{policy}");
+        assert_eq!((on.checkpoints, on.checkpoint_writes, off.log_writes), (0, 0, 0), "{policy}");
+        assert_eq!(on.log_syncs, c.point_updates + c.range_updates, "{policy}: one sync per update transaction");
+        assert!(on.log_writes >= on.log_syncs && on.log_s > 0.0 && on.device_s > off.device_s, "{policy}");
+        // A log of 64 pages cannot hold the run: it checkpoints, apart from the policy's writes.
+        c.log_pages = 64;
+        let small = run_workload(&c, &spec).unwrap();
+        assert!(small.checkpoints > 0 && small.checkpoint_writes > 0, "{policy}: {} checkpoints", small.checkpoints);
+        assert_eq!(
+            small.page_flushes,
+            small.evict_writes
+                + small.padding_writes
+                + small.bypass_writes
+                + small.flush_writes
+                + small.checkpoint_writes
+        );
+    }
 }

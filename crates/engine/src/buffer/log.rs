@@ -205,21 +205,21 @@ impl<S: PageStore, P: BufferPolicy> BufferManager<S, P> {
         }
     }
 
-    /// Makes log room for `need` bytes: round 0 checkpoints the pages holding the older half of
-    /// the ring, round 1 every dirty page; later rounds wait for operations in progress to
-    /// commit and release what they reserved.
+    /// Makes log room for `need` bytes. Only a checkpoint frees room (commits turn reservations
+    /// into log bytes): round 0 writes the pages holding the older half of the ring, later
+    /// rounds every dirty page — unless what operations in progress reserved leaves no room
+    /// to make, then it waits for them to finish.
     fn make_room(&self, need: u64, round: u32) -> Result<(), BufferError> {
         let log = self.log.as_ref().expect("a log");
-        if round >= 2 {
-            let st = log.lock();
-            if st.free() < need {
-                drop(log.wait(st, Some(Duration::from_millis(1))));
-            }
-            return Ok(());
-        }
+        drop(self.lock_pool()?); // stopped after a failure: nothing to wait for
         let target = {
             let st = log.lock();
             if st.free() >= need {
+                return Ok(());
+            }
+            let room = st.geom.ring_bytes().saturating_sub(2 * st.geom.page_size as u64);
+            if round > 0 && st.reserved.saturating_add(need) > room {
+                drop(log.wait(st, Some(Duration::from_millis(1))));
                 return Ok(());
             }
             if round == 0 { st.end.saturating_sub(st.geom.ring_bytes() / 2) } else { Lsn::MAX }

@@ -1227,7 +1227,24 @@ impl<S: PageStore, P: BufferPolicy> BufferManager<S, P> {
         self.mark_clean()?;
         self.stop_recording()?;
         let header = self.current_header();
-        let file = self.lock_file().take().expect("the page file is present until close");
+        let mut file = self.lock_file().take().expect("the page file is present until close");
+        if let Some(log) = &self.log {
+            // Hand the log over as recovery would: every page is written, so the next session
+            // starts at the next page boundary in a new epoch, from an anchor that says so.
+            let anchor = {
+                let st = log.lock();
+                let next = st.geom.page_start(st.end + st.geom.page_size as u64 - 1);
+                wal::Anchor {
+                    seq: st.seq + 1,
+                    redo_lsn: next,
+                    end_lsn: next,
+                    epoch: st.epoch.wrapping_add(1),
+                    meta: st.meta,
+                }
+            };
+            file.write_anchor(&anchor)?;
+            file.put_resume(anchor);
+        }
         Ok((file, header))
     }
 
