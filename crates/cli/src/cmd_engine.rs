@@ -342,13 +342,17 @@ fn bench(a: BenchArgs) -> Result<()> {
         }
     }
 
+    // Rows and messages name the path the user gave, not the scratch file next to it.
+    let store_label = match &a.file {
+        Some(path) => format!("file:{}{}", path.display(), if a.buffered { " (buffered)" } else { "" }),
+        None => spec.label(),
+    };
     let mut rows = Vec::new();
     for (i, config) in configs.iter().enumerate() {
         let (label, frames) = (config.policy.label(), config.buffer_pages);
         if !a.quiet {
             eprintln!(
-                "flashbuf: {label} with {frames} buffer pages on {}{}: loading {} records, then {} transactions",
-                spec.label(),
+                "flashbuf: {label} with {frames} buffer pages on {store_label}{}: loading {} records, then {} transactions",
                 if config.log_pages > 0 { " with a write-ahead log" } else { "" },
                 config.records,
                 config.transactions()
@@ -363,7 +367,8 @@ fn bench(a: BenchArgs) -> Result<()> {
                 let _ = std::fs::remove_file(scratch);
             }
         }
-        let row = result.with_context(|| format!("{label} with {frames} buffer pages on {}", spec.label()))?;
+        let mut row = result.with_context(|| format!("{label} with {frames} buffer pages on {store_label}"))?;
+        row.store = store_label.clone();
         if !a.quiet && !row.note.is_empty() {
             eprintln!("flashbuf: warning: {}", row.note);
         }

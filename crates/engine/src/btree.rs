@@ -29,23 +29,30 @@
 //! header's application area ([`crate::page::APP_BYTES`] bytes): magic `b"BTRE"`, format (u32),
 //! value size (u32), height (u32, 1 = the root is a leaf), root page (u64), records (u64).
 //!
-//! # Concurrency
+//! # Concurrency and durability
 //!
 //! A tree-level reader-writer lock guards the *shape* (root and height):
 //!
 //! * Lookups, updates, scans, range updates and inserts into a leaf with room take it shared.
 //!   The shape cannot change meanwhile, so a descent reads one node at a time — it releases the
 //!   parent's latch before fixing the child — and latches the leaf shared (reads) or exclusive
-//!   (updates, inserts). Scans move to the next leaf after releasing the current one. So a
-//!   thread never holds more than one page latch.
+//!   (updates, inserts). Scans move to the next leaf after releasing the current one.
 //! * An insert into a full leaf releases everything, takes the lock exclusive (no other tree
-//!   operation runs then) and descends again, recording the path, then splits bottom-up,
-//!   holding at most the node being split and its new sibling.
+//!   operation runs then) and descends again, recording the path, then splits bottom-up.
 //!
-//! Lock order: tree lock → one page latch → the buffer manager's locks. A range operation is
-//! atomic per leaf, not as a whole (there is no lock manager: these are the bottom layers of a
-//! DBMS, as in the CFDC paper's experiments). Every operation fixes exactly the pages it
-//! descends through and visits; a range update fixes every leaf it visits for writing.
+//! Every change is one buffer-manager operation ([`crate::buffer::Op`]). In a database with a
+//! write-ahead log an operation holds every page it changes until it commits — a split holds
+//! the nodes it splits and their new siblings, a range update every leaf it visits, taken left
+//! to right along the leaf chain — so each insert (splits included), update and range update
+//! is atomic and, when the call returns `Ok`, durable (acknowledged). Without a log, pages are
+//! released as the operation moves on (at most the node being split and its new sibling, one
+//! leaf of a range update at a time), as in the paper's setup: a range update is then atomic
+//! per leaf only, and nothing survives a crash.
+//!
+//! Lock order: tree lock → page latches (in leaf-chain order, or under the exclusive tree lock)
+//! → the buffer manager's locks. There is no lock manager: these are the bottom layers of a
+//! DBMS, as in the CFDC paper's experiments. Every call fixes exactly the pages it descends
+//! through and visits; a range update fixes every leaf it visits for writing.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};

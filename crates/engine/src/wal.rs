@@ -191,11 +191,12 @@ pub(crate) fn push_init(out: &mut Vec<u8>, page: u64) {
     out.extend_from_slice(&page.to_le_bytes());
 }
 
-/// Appends a `META` entry to `out`.
-pub(crate) fn push_meta(out: &mut Vec<u8>, meta: &LogMeta) {
-    out.extend_from_slice(&[KIND_META, 0, 0, 0, 0, 0, 0, 0]);
-    out.extend_from_slice(&meta.page_count.to_le_bytes());
-    out.extend_from_slice(&meta.app);
+/// Writes a `META` entry into `out`.
+pub(crate) fn meta_entry(out: &mut [u8; META_ENTRY_BYTES], meta: &LogMeta) {
+    out[..ENTRY_HEADER_BYTES].fill(0);
+    out[0] = KIND_META;
+    out[8..16].copy_from_slice(&meta.page_count.to_le_bytes());
+    out[ENTRY_HEADER_BYTES..].copy_from_slice(&meta.app);
 }
 
 /// Bytes of a `DELTA` entry's head (kind, offset, page, length).
@@ -249,7 +250,8 @@ pub(crate) fn push_diff(out: &mut Vec<u8>, page: u64, before: &[u8], after: &[u8
     entries
 }
 
-/// The most bytes [`push_diff`] and [`push_init`] write for one page of `page_size` bytes.
+/// The most bytes the entries of one changed page of `page_size` bytes take in a group (an
+/// `INIT` entry and one `DELTA` of the whole payload).
 pub fn max_page_entry_bytes(page_size: usize) -> usize {
     ENTRY_HEADER_BYTES + DELTA_HEAD_BYTES + page_size - PAGE_HEADER_BYTES
 }

@@ -21,7 +21,7 @@ use flashbuf_flash::PageStore;
 
 use super::{BufferError, BufferManager, BufferPolicy, Op};
 use crate::wal::{
-    Anchor, GROUP_HEADER_BYTES, LogGeometry, LogMeta, LogStats, Lsn, META_ENTRY_BYTES, group_header, push_meta,
+    Anchor, GROUP_HEADER_BYTES, LogGeometry, LogMeta, LogStats, Lsn, META_ENTRY_BYTES, group_header, meta_entry,
 };
 
 /// The log of a buffer manager.
@@ -143,9 +143,7 @@ impl LogState {
         let mut meta_bytes = [0u8; META_ENTRY_BYTES];
         let (crc, extra, count) = match meta {
             Some(m) => {
-                let mut v = Vec::with_capacity(META_ENTRY_BYTES);
-                push_meta(&mut v, m);
-                meta_bytes.copy_from_slice(&v);
+                meta_entry(&mut meta_bytes, m);
                 (crc32c::crc32c_append(body_crc, &meta_bytes), META_ENTRY_BYTES, entries + 1)
             }
             None => (body_crc, 0, entries),

@@ -40,6 +40,9 @@
 //!   free*. The pool lock therefore only ever `try_`-locks latches of unpinned frames (to copy a
 //!   victim's bytes, or to take the write latch of a frame it is about to load into), which
 //!   cannot block.
+//! * **The log lock** (with a log) protects the log's tail in memory, its LSNs, reservations
+//!   and metadata. A commit takes it while holding its pages' latches; nothing is acquired
+//!   while it is held (the thread writing the log copies the tail and releases it first).
 //! * **The file lock** (a `Mutex` around the [`PageFile`]) serialises store operations (the
 //!   [`PageStore`] contract takes `&mut self`). It is innermost: nothing is acquired while it
 //!   is held.
@@ -68,14 +71,28 @@
 //!
 //! # Durability and faults
 //!
+//! Changes are made through **operations** ([`BufferManager::begin`], [`Op`]): an operation
+//! holds the pages it changes (latched, pinned) until it commits. In a database with a
+//! write-ahead log ([`crate::wal`], `docs/engine.md`), the commit logs the operation's changes
+//! as one group and [`wait_durable`](BufferManager::wait_durable) acknowledges it once the
+//! group is durable (group commit); every write-back waits until the log covers the page (the
+//! write-ahead rule); checkpoints make log room. Without a log, [`write`](BufferManager::write)
+//! and [`new_page`](BufferManager::new_page) hand out single write guards as well.
+//!
+//! A page is marked dirty only by a thread that holds its write latch, and a flush clears the
+//! bit and copies the bytes under the read latch, so no change is ever marked clean before it
+//! is written.
+//!
 //! [`flush_all`](BufferManager::flush_all) writes every dirty page in ascending page order,
-//! then the file header, then syncs; [`close`](BufferManager::close) does so and returns the
-//! page file, so a clean shutdown loses nothing. Dropping the manager without `close` flushes on
-//! a best-effort basis (errors cannot be reported from `drop`). A failed write-back is fatal:
-//! the evicted bytes are gone from the buffer, so the manager stops and every later call returns
-//! [`BufferError::Failed`]. A page that fails its checks on fetch is an error naming the page,
-//! never data. The manager remembers the version it last wrote or read for every page and
-//! reports a page that comes back with another version (a lost or misdirected write).
+//! then the file header (with a log: an anchor), then syncs; [`close`](BufferManager::close)
+//! does so and returns the page file, so a clean shutdown loses nothing. Without a log the
+//! header's open flag is set (and synced) when the manager starts and cleared by `close`, so a
+//! crashed database refuses to open. Dropping the manager without `close` flushes on a
+//! best-effort basis (errors cannot be reported from `drop`). A failed write is fatal: the
+//! manager stops and every later call returns [`BufferError::Failed`]. A page that fails its
+//! checks on fetch is an error naming the page, never data. The manager remembers the version
+//! it last wrote or read for every page and reports a page that comes back with another version
+//! (a lost or misdirected write).
 
 mod log;
 mod op;
@@ -310,7 +327,7 @@ impl BufferStats {
     }
 
     /// Pages written to the store ("page flushes"): victims + padding + bypass + flush +
-    /// checkpoint writes. Log writes are not page writes (see [`LogStats`]).
+    /// checkpoint writes. Log writes are not page writes (see [`crate::wal::LogStats`]).
     pub fn page_writes(&self) -> u64 {
         self.evict_writes + self.padding_writes + self.bypass_writes + self.flush_writes + self.checkpoint_writes
     }
