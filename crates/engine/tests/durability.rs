@@ -824,3 +824,53 @@ fn the_log_leaves_the_policies_page_flushes_unchanged() {
         );
     }
 }
+
+/// Recovery time at the CFDC workload's size: one million records, the first 100,000
+/// transactions of the baseline (about 21 MB of log, no checkpoint), then a power cut.
+#[test]
+#[ignore = "measurement: about 700 MB of memory and half a minute; run with --ignored --nocapture"]
+fn recovery_time_at_the_workload_size() {
+    use flashbuf_engine::workload::{WorkloadConfig, run_txn, transactions};
+    let config = WorkloadConfig::baseline("cfdc".parse().unwrap());
+    let db_pages = config.database_pages().unwrap();
+    let log_pages = (64u64 << 20) / 4096;
+    let (file, header) = PageFile::create_with_log(MemStore::new(4096, db_pages + log_pages), log_pages).unwrap();
+    let bm = BufferManager::new(file, header, any("lru", 4096), 4096).unwrap();
+    let tree = BTree::bulk_load(bm, 256, config.records, 0.5, 1.0, |i, v| {
+        fill_value(i as u32, 0, v);
+        i as u32
+    })
+    .unwrap();
+    let base = tree.close().unwrap().0.into_store();
+    let store = FaultStore::new(base, FaultConfig::default());
+    let (file, header) = PageFile::open(store).unwrap();
+    let bm = BufferManager::new(file, header, any("cfdc", 4096), 4096).unwrap();
+    let tree = BTree::open(bm).unwrap();
+    let txns = transactions(&config).unwrap();
+    let mut value = vec![0u8; 256];
+    for (i, t) in txns.iter().take(100_000).enumerate() {
+        run_txn(&tree, &config, t, i as u64 + 1, &mut value).unwrap();
+    }
+    let log = tree.buffer().log_stats().unwrap();
+    let durable = tree.buffer().with_store(|s| {
+        s.cut_power().unwrap();
+        std::mem::replace(s, FaultStore::new(MemStore::new(4096, 1), FaultConfig::default())).into_durable()
+    });
+    drop(tree);
+    let start = Instant::now();
+    let (file, header) = PageFile::open(durable).unwrap();
+    let open_s = start.elapsed().as_secs_f64();
+    let report = file.recovery().cloned().unwrap();
+    let tree = BTree::open(BufferManager::new(file, header, any("lru", 4096), 4096).unwrap()).unwrap();
+    tree.check().unwrap();
+    eprintln!(
+        "recovery of {:.1} MB of log ({} groups, {} entries) onto {} pages: {:.2} s ({:.2} s to open)",
+        log.bytes as f64 / 1e6,
+        report.groups,
+        report.entries,
+        report.pages,
+        report.time_s,
+        open_s
+    );
+    assert_eq!(report.groups, log.groups, "every group was durable and replayed");
+}
