@@ -477,7 +477,10 @@ pub(crate) fn recover<S: PageStore>(
                     let buf = redo.get(store, page)?;
                     buf.fill(0);
                 }
-                Entry::Meta(m) => meta = m,
+                // The anchor's metadata is that of its end LSN: older entries are in it (and
+                // an unlogged change made before the anchor must not be undone by them).
+                Entry::Meta(m) if lsn >= anchor.end_lsn => meta = m,
+                Entry::Meta(_) => {}
             }
             Ok(())
         })?;
