@@ -169,3 +169,19 @@ fn sizes_beyond_the_machine_are_refused_before_any_work_saying_how_much_they_nee
         );
     }
 }
+
+#[test]
+fn gather_never_fills_the_disk_nor_prints_infinities() {
+    let dir = tempfile::tempdir().unwrap();
+    let probe = dir.path().join("p.img");
+    let o = flashbuf(&["gather", "probe", "--file", probe.to_str().unwrap(), "--size", "100TiB"]);
+    assert!(!o.status.success() && stderr(&o).contains("choose a smaller --size"), "{}", stderr(&o));
+    assert!(!probe.exists(), "nothing created");
+    // A measured cost curve of zeros would predict infinitely many writes per second.
+    let costs = dir.path().join("c.csv");
+    std::fs::write(&costs, "distance,mean_us\n0,0\n1,0\nrandom,0\n").unwrap();
+    let o = flashbuf(&["gather", "model", "--cost", costs.to_str().unwrap()]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(!o.status.success() && stderr(&o).contains("not a positive number"), "{}", stderr(&o));
+    assert!(!out.contains("inf") && !out.contains("NaN"), "{out}");
+}
