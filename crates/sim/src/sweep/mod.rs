@@ -218,32 +218,62 @@ impl Sweep {
     /// are an error ([`SweepError::Duplicate`]).
     pub fn new(runs: Vec<SweepRun>) -> Result<Self, SweepError> {
         let mut runs = runs;
-        let devices: Vec<&DeviceConfig> = runs.iter().map(|r| &r.spec.device).collect();
-        let labels = device_labels(&devices);
-        for (run, label) in runs.iter_mut().zip(labels) {
-            run.key.device = label;
-        }
-        // Runs must differ in the columns a reader sees, not only in their fingerprints.
-        let mut seen: HashMap<RunKey, usize> = HashMap::new();
-        let mut kept: Vec<SweepRun> = Vec::with_capacity(runs.len());
-        for run in runs {
-            let readable = RunKey { run_id: String::new(), ..run.key.clone() };
-            match seen.get(&readable) {
-                Some(&i) if kept[i].same_run(&run) => {}
-                Some(&i) => {
-                    return Err(SweepError::Duplicate {
-                        key: Box::new(run.key.clone()),
-                        first: describe(&kept[i]),
-                        second: describe(&run),
-                    });
-                }
+        // Labels are computed once per distinct device configuration (a sweep of a million runs
+        // has a handful of devices).
+        let mut distinct: Vec<&DeviceConfig> = Vec::new();
+        let mut which: Vec<usize> = Vec::with_capacity(runs.len());
+        for r in &runs {
+            let i = match distinct.iter().position(|d| **d == r.spec.device) {
+                Some(i) => i,
                 None => {
-                    seen.insert(readable, kept.len());
-                    kept.push(run);
+                    distinct.push(&r.spec.device);
+                    distinct.len() - 1
                 }
+            };
+            which.push(i);
+        }
+        let labels = device_labels(&distinct);
+        for (run, i) in runs.iter_mut().zip(which) {
+            if run.key.device != labels[i] {
+                run.key.device.clone_from(&labels[i]);
             }
         }
-        Ok(Sweep { runs: kept, output: None })
+        // Runs must differ in the columns a reader sees, not only in their fingerprints: index
+        // them by a hash of those columns and compare on a match (no copy of the keys is kept).
+        let readable_hash = |k: &RunKey| {
+            use std::hash::{Hash, Hasher};
+            let mut h = rustc_hash::FxHasher::default();
+            (&k.trace, &k.policy, k.buffer_pages, &k.device, &k.write_miss).hash(&mut h);
+            h.finish()
+        };
+        let same_readable = |a: &RunKey, b: &RunKey| {
+            a.trace == b.trace
+                && a.policy == b.policy
+                && a.buffer_pages == b.buffer_pages
+                && a.device == b.device
+                && a.write_miss == b.write_miss
+        };
+        let mut seen: HashMap<u64, Vec<usize>> = HashMap::with_capacity(runs.len());
+        let mut keep = vec![true; runs.len()];
+        for i in 0..runs.len() {
+            let bucket = seen.entry(readable_hash(&runs[i].key)).or_default();
+            match bucket.iter().copied().find(|&j| same_readable(&runs[j].key, &runs[i].key)) {
+                Some(j) if runs[j].same_run(&runs[i]) => keep[i] = false,
+                Some(j) => {
+                    return Err(SweepError::Duplicate {
+                        key: Box::new(runs[i].key.clone()),
+                        first: describe(&runs[j]),
+                        second: describe(&runs[i]),
+                    });
+                }
+                None => bucket.push(i),
+            }
+        }
+        drop(seen);
+        let mut keep = keep.into_iter();
+        runs.retain(|_| keep.next().expect("one flag per run"));
+        runs.shrink_to_fit();
+        Ok(Sweep { runs, output: None })
     }
 
     /// Parses a TOML configuration and plans it ([`SweepConfig::parse`] then
