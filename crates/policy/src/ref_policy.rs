@@ -51,12 +51,17 @@
 //!   are its buffered pages inside the window. It is padded when it has *more than*
 //!   `pad · ppb` victim pages (the paper: "larger than a threshold"; "more than 80% of the total
 //!   page number of a block"). With "more than", pad = 1.0 never pads (the paper: "if the
-//!   threshold is 100%, BP-REF is same to REF") and pad = 0 pads every eviction of a buffered page
-//!   ("if the threshold is 0%, BP-REF always performs the block padding"); "at least" would break
-//!   the first. Padding evicts *every* buffered page of the block, in page order, including those
-//!   outside the window (a whole-block write needs them all). No padding when a page of the block
-//!   is pinned (one page is evicted as REF does), when the victim comes from the LRU fallback, or
-//!   when the victim is the incoming page itself (nothing buffered to write with it).
+//!   threshold is 100%, BP-REF is same to REF") and pad = 0 pads every eviction from a block
+//!   holding a dirty page ("if the threshold is 0%, BP-REF always performs the block padding");
+//!   "at least" would break the first. Padding evicts *every* buffered page of the block, in page order, including those
+//!   outside the window (a whole-block write needs them all). Only a block holding at least one
+//!   dirty page (inside the window or not) is padded: padding turns a write-back into a
+//!   whole-block write, and a block with nothing to write back needs no write at all (§IV pads
+//!   "to write a complete block in a log block"; the paper's traces are all writes, so every
+//!   victim block there is dirty). A clean victim block is evicted one page at a time as REF
+//!   does. No padding either when a page of the block is pinned (one page is evicted as REF
+//!   does), when the victim comes from the LRU fallback, or when the victim is the incoming page
+//!   itself (nothing buffered to write with it).
 //! * BP-REF finds the block's buffered pages, when it pads, by asking the host's page table
 //!   ([`Pins::frame_of`]) for each page of the block, and checks every answer against its own
 //!   records (frame in that block at that offset, as many as the block's count). A host without a
@@ -494,7 +499,7 @@ impl RefCore {
             // every answer must be a frame of this block at that offset, and all of them found.
             let start = out.victims.len();
             let first = self.blocks.key(s) * self.ppb;
-            let mut complete = true;
+            let (mut complete, mut dirty) = (true, false);
             for o in 0..self.ppb {
                 if let Some(g) = pins.frame_of(first + o) {
                     let fr = self.fr.get(g as usize);
@@ -502,11 +507,13 @@ impl RefCore {
                         complete = false;
                         break;
                     }
+                    dirty |= self.fr[g as usize].dirty;
                     out.victims.push(g);
                 }
             }
             let found = out.victims.len() - start;
             if complete
+                && dirty
                 && found == self.blk[s as usize].count as usize
                 && out.victims[start..].iter().all(|&g| !pins.is_pinned(g))
             {

@@ -382,7 +382,8 @@ impl Model for RefModel {
             let v = victim.expect("a victim page without pins");
             let b = v / self.ppb;
             let in_window = self.window().iter().filter(|p| *p / self.ppb == b).count() as u64;
-            if self.pad_above.is_some_and(|a| in_window > a) {
+            let dirty = self.res.dirty.iter().any(|(&p, &d)| d && p / self.ppb == b);
+            if dirty && self.pad_above.is_some_and(|a| in_window > a) {
                 let mut pages: Vec<u64> = self.lru.iter().copied().filter(|p| p / self.ppb == b).collect();
                 pages.sort_unstable();
                 self.res.evict_padded(b * self.ppb, self.ppb, &pages, &mut s);
@@ -641,8 +642,9 @@ proptest! {
         }
     }
 
-    /// "If the threshold is 0%, BP-REF always performs the block padding": every eviction of a
-    /// buffered page writes its whole block.
+    /// "If the threshold is 0%, BP-REF always performs the block padding": every eviction from
+    /// a block holding a dirty page writes its whole block; a block without one is evicted page
+    /// by page and writes nothing.
     #[test]
     fn bp_ref_with_zero_threshold_always_pads(
         cap in 1usize..32,
@@ -652,12 +654,19 @@ proptest! {
     ) {
         let mut h = Harness::<BpRef>::new(cap, BpRefConfig { vw, vb: 2, ppb, pad: 0.0 });
         for &(p, w) in &trace {
+            let dirty_blocks: BTreeSet<u64> =
+                h.resident().into_iter().filter(|&q| h.is_dirty(q)).map(|q| q / ppb as u64).collect();
             let s = step(&mut h, p, w);
             if let Some(&first) = s.evicted.first() {
                 let block = first / ppb as u64;
-                let whole: Vec<u64> = (block * ppb as u64..(block + 1) * ppb as u64).collect();
-                prop_assert_eq!(&s.written, &whole);
-                prop_assert!(s.evicted.iter().all(|&e| e / ppb as u64 == block));
+                if dirty_blocks.contains(&block) {
+                    let whole: Vec<u64> = (block * ppb as u64..(block + 1) * ppb as u64).collect();
+                    prop_assert_eq!(&s.written, &whole);
+                    prop_assert!(s.evicted.iter().all(|&e| e / ppb as u64 == block));
+                } else {
+                    prop_assert_eq!(s.evicted.len(), 1);
+                    prop_assert!(s.written.is_empty() && s.padding_reads.is_empty());
+                }
             }
         }
     }
