@@ -91,8 +91,9 @@ pub struct Evictions {
     /// block that is not buffered performs a *padding read* and a *padding write*. Every buffered
     /// page of the block must then be among `victims`.
     pub pad: Option<BlockPad>,
-    /// When set, the incoming page is not buffered: a write goes straight to the device, a read
-    /// is served from the device, and `on_insert` is not called for it. `victims` may then be
+    /// When set, the incoming page is not buffered: a write goes straight to the device (after
+    /// the fetch a write miss makes in a database buffer), a read is served from the device, and
+    /// `on_insert` is not called for it. `victims` may then be
     /// empty. (REF with a 100% victim window does this when the incoming page is the only page
     /// of a victim block: the REF paper's Fig. 6 writes it through.)
     pub bypass: bool,

@@ -2,7 +2,9 @@
 //!
 //! Per request: one page-table lookup; on a hit, the policy's `on_hit`; on a miss, an eviction
 //! when no frame is free (write-backs, block padding, bypass), a fetch from the device (unless a
-//! write miss in write-buffer mode), the policy's `on_insert`. Everything is generic over the
+//! write miss in write-buffer mode), the policy's `on_insert`. A bypassed miss (the policy keeps
+//! the page out of the buffer) is fetched on the same rule — a read always, a write unless in
+//! write-buffer mode — and a bypassed write is then written straight to the device. Everything is generic over the
 //! policy and the device, so this loop is monomorphised and makes no dynamic call; it allocates
 //! nothing once the page table has reached its size.
 //!
@@ -183,12 +185,14 @@ impl<R: Replacer, D: Device> Buffer<R, D> {
         }
         self.counters.misses += 1;
         if self.free.is_empty() && self.evict(&access, time)? {
-            // The policy bypassed the buffer for this page.
+            // The policy bypassed the buffer for this page. A write miss still fetches the page
+            // first in a database buffer (it modifies part of the page), then writes it through.
+            if !is_write || self.write_miss == WriteMiss::Fetch {
+                self.fetch(req.page, time)?;
+            }
             if is_write {
                 self.device.write(req.page).map_err(|source| SimError::Device { request: time, source })?;
                 self.counters.bypass_writes += 1;
-            } else {
-                self.fetch(req.page, time)?;
             }
             return Ok(false);
         }
@@ -323,5 +327,33 @@ impl<R: Replacer, D: Device> Buffer<R, D> {
         }
         self.policy.check_invariants()?;
         self.device.check_invariants()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use flashbuf_flash::{IdealConfig, IdealDevice};
+    use flashbuf_policy::ref_policy::{Ref, RefConfig};
+    use flashbuf_policy::{AccessKind, NEVER};
+
+    /// REF with VW = 100% writes p6 and p7 through (see its `incoming_page_of_an_emptied_victim_
+    /// block_is_written_through` test). A bypassed write miss is still a write miss: fetched
+    /// first in a database buffer, not in a write buffer.
+    #[test]
+    fn a_bypassed_write_miss_is_fetched_unless_in_write_buffer_mode() {
+        for (mode, fetches) in [(WriteMiss::Fetch, 6), (WriteMiss::NoFetch, 0)] {
+            let policy = Ref::new(2, &RefConfig { vw: 1.0, vb: 1, ppb: 4 });
+            let device = IdealDevice::new(IdealConfig::default()).unwrap();
+            let mut b = Buffer::new(policy, device, 2, mode, 16).unwrap();
+            for p in [0, 4, 5, 8, 6, 7] {
+                b.access(&Request { page: p, kind: AccessKind::Write, time_us: None }, NEVER).unwrap();
+                b.check_invariants().unwrap();
+            }
+            let c = b.counters();
+            assert_eq!((c.bypass_writes, c.evict_writes, c.fetches), (2, 2, fetches), "{mode:?}");
+            let d = b.device_stats();
+            assert_eq!((d.host_reads, d.host_writes), (fetches, 4), "{mode:?}");
+        }
     }
 }
