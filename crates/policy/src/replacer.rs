@@ -149,6 +149,15 @@ pub trait Replacer {
     /// `access.page` was just placed in the free frame `frame` after a miss.
     fn on_insert(&mut self, frame: FrameId, access: &Access);
 
+    /// A request for `page` is coming soon (the simulator says so some requests ahead, as it
+    /// prefetches its own page-table slot): a policy that looks pages up in a directory of its
+    /// own (ghost entries) may bring that entry into cache. Changes nothing; by default does
+    /// nothing.
+    #[inline(always)]
+    fn prefetch(&self, page: u64) {
+        let _ = page;
+    }
+
     /// The buffer needs a free frame to bring in `incoming`: choose one or more victims and
     /// push them onto `out.victims` (which the caller has cleared), skipping pinned frames.
     /// When this returns `Ok`, the victims are no longer tracked by the policy: the caller

@@ -156,33 +156,38 @@ impl<R: Replacer, D: Device> Buffer<R, D> {
         })
     }
 
-    /// Hints that `page` will be requested soon (see [`PageTable::prefetch`]).
+    /// Hints that `page` will be requested soon (see [`PageTable::prefetch`] and
+    /// [`Replacer::prefetch`]).
     #[inline(always)]
     pub fn prefetch(&self, page: u64) {
         self.table.prefetch(page);
+        self.policy.prefetch(page);
     }
 
     /// Serves one request. `next_use` is the virtual time of the page's next access, for
     /// policies that need the future ([`flashbuf_policy::NEVER`] otherwise).
-    #[inline]
+    #[inline(always)]
     pub fn access(&mut self, req: &Request, next_use: u64) -> Result<bool, SimError> {
+        // The hit path, inlined into the caller's loop: no branch on the access kind.
         let time = self.counters.requests;
-        let access = Access { page: req.page, kind: req.kind, time, next_use };
-        self.counters.requests += 1;
         let is_write = req.kind.is_write();
-        if is_write {
-            self.counters.write_requests += 1;
-        } else {
-            self.counters.read_requests += 1;
-        }
+        self.counters.requests += 1;
+        self.counters.write_requests += u64::from(is_write);
+        self.counters.read_requests += u64::from(!is_write);
         if let Some(frame) = self.table.get(req.page) {
             self.counters.hits += 1;
-            if is_write {
-                self.dirty[frame as usize] = true;
-            }
-            self.policy.on_hit(frame, &access);
+            self.dirty[frame as usize] |= is_write;
+            self.policy.on_hit(frame, &Access { page: req.page, kind: req.kind, time, next_use });
             return Ok(true);
         }
+        self.miss(req, next_use, time)
+    }
+
+    /// A miss: an eviction when no frame is free, then the fetch and the insertion.
+    #[inline(never)]
+    fn miss(&mut self, req: &Request, next_use: u64, time: u64) -> Result<bool, SimError> {
+        let access = Access { page: req.page, kind: req.kind, time, next_use };
+        let is_write = req.kind.is_write();
         self.counters.misses += 1;
         if self.free.is_empty() && self.evict(&access, time)? {
             // The policy bypassed the buffer for this page. A write miss still fetches the page
@@ -214,8 +219,7 @@ impl<R: Replacer, D: Device> Buffer<R, D> {
     }
 
     /// Frees at least one frame (or decides to bypass); returns `true` for a bypass.
-    #[cold]
-    #[inline(never)]
+    #[inline]
     fn evict(&mut self, incoming: &Access, time: u64) -> Result<bool, SimError> {
         self.ev.clear();
         self.policy
