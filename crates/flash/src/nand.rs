@@ -173,6 +173,21 @@ pub struct PageTag {
     pub version: u32,
 }
 
+/// What [`Nand::program_run`] programs into one page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunPage {
+    /// The contents of a programmed page: a read and a program (a copy). A page holding
+    /// initial contents (version 0) is not read: its contents are programmed as padding.
+    Copy {
+        /// Block of the source page.
+        block: u32,
+        /// Offset of the source page in its block.
+        offset: u32,
+    },
+    /// These contents (a host write, or padding with version 0): a program only.
+    Tag(PageTag),
+}
+
 /// Operation counters of a chip since its last [`Nand::reset_counters`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct NandCounters {
@@ -199,6 +214,16 @@ pub struct EraseSummary {
     pub std: f64,
 }
 
+/// Operations performed, by kind. Every operation of a kind costs the same, so the simulated
+/// time is a function of these three counts and is computed when asked, not summed per
+/// operation.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Ops {
+    reads: u64,
+    programs: u64,
+    erases: u64,
+}
+
 /// A simulated NAND chip that enforces the rules of flash.
 #[derive(Debug, Clone)]
 pub struct Nand {
@@ -208,14 +233,14 @@ pub struct Nand {
     next_free: Vec<u32>,
     /// Per block: erases so far (lifetime).
     erase_count: Vec<u32>,
-    /// Per physical page: logical page it was last programmed with.
-    tag_lpn: Vec<u32>,
-    /// Per physical page: version it was last programmed with.
-    tag_version: Vec<u32>,
-    counters: NandCounters,
-    /// Simulated time since the chip was created; never reset (cost-benefit cleaning ages blocks
-    /// with it).
-    clock_ns: Nanos,
+    /// Per physical page: the logical page and version it was last programmed with (one record,
+    /// so a page operation touches one cache line).
+    tags: Vec<PageTag>,
+    /// Operations since the chip was created (the clock: cost-benefit cleaning ages blocks with
+    /// it).
+    lifetime: Ops,
+    /// `lifetime` at the last [`Nand::reset_counters`].
+    at_reset: Ops,
 }
 
 impl Nand {
@@ -229,10 +254,9 @@ impl Nand {
             ppb: g.pages_per_block,
             next_free: vec![0; g.blocks as usize],
             erase_count: vec![0; g.blocks as usize],
-            tag_lpn: vec![0; pages],
-            tag_version: vec![0; pages],
-            counters: NandCounters::default(),
-            clock_ns: 0,
+            tags: vec![PageTag { lpn: 0, version: 0 }; pages],
+            lifetime: Ops::default(),
+            at_reset: Ops::default(),
         })
     }
 
@@ -273,10 +297,8 @@ impl Nand {
         if offset >= self.next_free[block as usize] {
             return Err(Self::rule(block, offset, "read of a page not programmed since the block's last erase"));
         }
-        self.counters.reads += 1;
-        self.counters.time_ns += self.config.timing.read_ns;
-        self.clock_ns += self.config.timing.read_ns;
-        Ok(PageTag { lpn: self.tag_lpn[i], version: self.tag_version[i] })
+        self.lifetime.reads += 1;
+        Ok(self.tags[i])
     }
 
     /// Charges one page read without a page: what reading a logical page that no physical page
@@ -284,9 +306,7 @@ impl Nand {
     /// a read).
     #[inline]
     pub fn charge_read(&mut self) {
-        self.counters.reads += 1;
-        self.counters.time_ns += self.config.timing.read_ns;
-        self.clock_ns += self.config.timing.read_ns;
+        self.lifetime.reads += 1;
     }
 
     /// Programs page `offset` of `block`, which must be the block's next free page.
@@ -306,12 +326,87 @@ impl Nand {
             ));
         }
         self.next_free[block as usize] = next + 1;
-        self.tag_lpn[i] = tag.lpn;
-        self.tag_version[i] = tag.version;
-        self.counters.programs += 1;
-        self.counters.time_ns += self.config.timing.program_ns;
-        self.clock_ns += self.config.timing.program_ns;
+        self.tags[i] = tag;
+        self.lifetime.programs += 1;
         Ok(())
+    }
+
+    /// Programs the next `n` pages of `dst` in order, page `i` with what `page(i)` names: the
+    /// block-level translation layers' merges and copies in one loop. The same rules as
+    /// [`read`](Self::read) and [`program`](Self::program) one page at a time (room in `dst`,
+    /// checked once; every source page programmed) and the same counts: a read and a program
+    /// per copy, a program per other page. Returns the number of copies. On an error nothing
+    /// counts and no page of `dst` becomes programmed.
+    #[inline]
+    pub fn program_run(&mut self, dst: u32, n: u32, mut page: impl FnMut(u32) -> RunPage) -> Result<u32, DeviceError> {
+        let blocks = self.next_free.len();
+        if dst as usize >= blocks {
+            return Err(Self::rule(dst, 0, "no such page on the chip"));
+        }
+        let first = self.next_free[dst as usize];
+        if n > self.ppb - first {
+            return Err(Self::rule(dst, self.ppb, "no such page on the chip"));
+        }
+        let ppb = self.ppb as usize;
+        let base = dst as usize * ppb + first as usize;
+        let mut copies = 0;
+        for i in 0..n {
+            let tag = match page(i) {
+                RunPage::Tag(t) => t,
+                RunPage::Copy { block, offset } => {
+                    if block as usize >= blocks || offset >= self.ppb {
+                        return Err(Self::rule(block, offset, "no such page on the chip"));
+                    }
+                    if offset >= self.next_free[block as usize] {
+                        return Err(Self::rule(
+                            block,
+                            offset,
+                            "read of a page not programmed since the block's last erase",
+                        ));
+                    }
+                    let t = self.tags[block as usize * ppb + offset as usize];
+                    copies += u32::from(t.version != 0);
+                    t
+                }
+            };
+            self.tags[base + i as usize] = tag;
+        }
+        self.next_free[dst as usize] = first + n;
+        self.lifetime.programs += u64::from(n);
+        self.lifetime.reads += u64::from(copies);
+        Ok(copies)
+    }
+
+    /// Copies pages `src_first..src_first + n` of block `src` to the next `n` pages of `dst`, in
+    /// order: [`program_run`](Self::program_run) with `RunPage::Copy` for a contiguous range,
+    /// checked once for the whole range and copied in one pass. Returns the number of copies
+    /// (pages holding initial contents are padding, not copies).
+    #[inline]
+    pub fn copy_range(&mut self, src: u32, src_first: u32, dst: u32, n: u32) -> Result<u32, DeviceError> {
+        let blocks = self.next_free.len();
+        if src as usize >= blocks || dst as usize >= blocks {
+            return Err(Self::rule(src.max(dst), 0, "no such page on the chip"));
+        }
+        let first = self.next_free[dst as usize];
+        if n > self.ppb - first {
+            return Err(Self::rule(dst, self.ppb, "no such page on the chip"));
+        }
+        if n > self.next_free[src as usize].saturating_sub(src_first) {
+            return Err(Self::rule(
+                src,
+                src_first + n - 1,
+                "read of a page not programmed since the block's last erase",
+            ));
+        }
+        let ppb = self.ppb as usize;
+        let (from, to) = (src as usize * ppb + src_first as usize, dst as usize * ppb + first as usize);
+        let n_us = n as usize;
+        self.tags.copy_within(from..from + n_us, to);
+        let copies = self.tags[to..to + n_us].iter().map(|t| u32::from(t.version != 0)).sum();
+        self.next_free[dst as usize] = first + n;
+        self.lifetime.programs += u64::from(n);
+        self.lifetime.reads += u64::from(copies);
+        Ok(copies)
     }
 
     /// Erases a block. Fails with [`DeviceError::WornOut`] (changing nothing) once the block has
@@ -326,9 +421,7 @@ impl Nand {
         }
         self.erase_count[block as usize] = count + 1;
         self.next_free[block as usize] = 0;
-        self.counters.erases += 1;
-        self.counters.time_ns += self.config.timing.erase_ns;
-        self.clock_ns += self.config.timing.erase_ns;
+        self.lifetime.erases += 1;
         Ok(())
     }
 
@@ -343,8 +436,7 @@ impl Nand {
     #[inline]
     pub fn peek(&self, block: u32, offset: u32) -> Option<PageTag> {
         if offset < self.next_free[block as usize] {
-            let i = block as usize * self.ppb as usize + offset as usize;
-            Some(PageTag { lpn: self.tag_lpn[i], version: self.tag_version[i] })
+            Some(self.tags[block as usize * self.ppb as usize + offset as usize])
         } else {
             None
         }
@@ -354,7 +446,7 @@ impl Nand {
     /// the page-mapped FTL; the caller knows the page is programmed).
     #[inline]
     pub(crate) fn peek_lpn_unchecked(&self, ppn: u32) -> u32 {
-        self.tag_lpn[ppn as usize]
+        self.tags[ppn as usize].lpn
     }
 
     /// Lifetime erase count of a block.
@@ -373,20 +465,29 @@ impl Nand {
         self.erase_count[block as usize] >= self.config.endurance_cycles
     }
 
+    /// The time `ops` take.
+    #[inline]
+    fn time_of(&self, ops: Ops) -> Nanos {
+        let t = &self.config.timing;
+        ops.reads * t.read_ns + ops.programs * t.program_ns + ops.erases * t.erase_ns
+    }
+
     /// Counters since the last reset.
     pub fn counters(&self) -> NandCounters {
-        self.counters
+        let (l, r) = (self.lifetime, self.at_reset);
+        let ops = Ops { reads: l.reads - r.reads, programs: l.programs - r.programs, erases: l.erases - r.erases };
+        NandCounters { reads: ops.reads, programs: ops.programs, erases: ops.erases, time_ns: self.time_of(ops) }
     }
 
     /// Zeroes the operation counters (erase counts, contents and the clock are kept: wear is real).
     pub fn reset_counters(&mut self) {
-        self.counters = NandCounters::default();
+        self.at_reset = self.lifetime;
     }
 
     /// Simulated time since the chip was created (never reset).
     #[inline]
     pub fn clock_ns(&self) -> Nanos {
-        self.clock_ns
+        self.time_of(self.lifetime)
     }
 
     /// Minimum, maximum, mean and standard deviation of the erase counts (lifetime). O(blocks).
@@ -449,6 +550,62 @@ mod tests {
         assert_eq!((c.reads, c.programs, c.erases), (2, 3, 1));
         assert_eq!(c.time_ns, 2 * 10 + 3 * 200 + 2000);
         assert_eq!(n.erase_count(1), 1);
+    }
+
+    #[test]
+    fn a_run_programs_in_order_and_counts_like_single_operations() {
+        let mut n = tiny(10);
+        n.program(0, 0, tag(1, 1)).unwrap();
+        n.program(0, 1, tag(2, 0)).unwrap(); // initial contents (padding)
+        n.program(0, 2, tag(3, 4)).unwrap();
+        n.reset_counters();
+        // Block 1: a copy, a padding page copied as padding (no read), a new tag.
+        let run =
+            [RunPage::Copy { block: 0, offset: 2 }, RunPage::Copy { block: 0, offset: 1 }, RunPage::Tag(tag(9, 7))];
+        assert_eq!(n.program_run(1, 3, |i| run[i as usize]), Ok(1));
+        assert_eq!((n.peek(1, 0), n.peek(1, 1), n.peek(1, 2)), (Some(tag(3, 4)), Some(tag(2, 0)), Some(tag(9, 7))));
+        let c = n.counters();
+        assert_eq!((c.reads, c.programs, c.time_ns), (1, 3, 10 + 3 * 200));
+        // The rules hold: no room for two more pages in block 1 (4 pages per block) ...
+        assert!(matches!(n.program_run(1, 2, |_| RunPage::Tag(tag(0, 1))), Err(DeviceError::FlashRule { .. })));
+        // ... no copy of a page not programmed (offset 3 of block 0), no block beyond the chip;
+        // a refused run programs and counts nothing.
+        assert!(matches!(
+            n.program_run(2, 1, |_| RunPage::Copy { block: 0, offset: 3 }),
+            Err(DeviceError::FlashRule { .. })
+        ));
+        assert!(matches!(
+            n.program_run(2, 1, |_| RunPage::Copy { block: 3, offset: 0 }),
+            Err(DeviceError::FlashRule { .. })
+        ));
+        assert!(matches!(n.program_run(3, 0, |_| RunPage::Tag(tag(0, 1))), Err(DeviceError::FlashRule { .. })));
+        assert_eq!(n.next_free(2), 0);
+        assert_eq!(n.counters(), c);
+        // A run continues at the block's next free page.
+        n.program(2, 0, tag(5, 1)).unwrap();
+        assert_eq!(n.program_run(2, 1, |_| RunPage::Copy { block: 0, offset: 0 }), Ok(1));
+        assert_eq!(n.peek(2, 1), Some(tag(1, 1)));
+    }
+
+    #[test]
+    fn a_copied_range_is_a_run_of_copies() {
+        let mut a = tiny(10);
+        for (o, t) in [(0, tag(1, 1)), (1, tag(2, 0)), (2, tag(3, 4))] {
+            a.program(0, o, t).unwrap();
+        }
+        a.program(2, 0, tag(8, 1)).unwrap();
+        let mut b = a.clone();
+        assert_eq!(a.copy_range(0, 1, 2, 2), Ok(1));
+        assert_eq!(b.program_run(2, 2, |i| RunPage::Copy { block: 0, offset: 1 + i }), Ok(1));
+        for o in 0..4 {
+            assert_eq!(a.peek(2, o), b.peek(2, o));
+        }
+        assert_eq!(a.counters(), b.counters());
+        // Beyond the programmed pages of the source, or beyond the room of the destination.
+        assert!(matches!(a.copy_range(0, 2, 1, 2), Err(DeviceError::FlashRule { .. })));
+        assert!(matches!(a.copy_range(0, 0, 2, 2), Err(DeviceError::FlashRule { .. })));
+        assert!(matches!(a.copy_range(3, 0, 1, 0), Err(DeviceError::FlashRule { .. })));
+        assert_eq!(a.counters(), b.counters());
     }
 
     #[test]

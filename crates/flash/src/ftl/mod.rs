@@ -174,16 +174,6 @@ impl Flash {
         }
     }
 
-    /// Copies a valid page: one read and one program at the destination's next free page.
-    #[inline]
-    pub(crate) fn copy(&mut self, src_block: u32, src_offset: u32, dst_block: u32) -> Result<PageTag, DeviceError> {
-        let tag = self.nand.read(src_block, src_offset)?;
-        let off = self.nand.next_free(dst_block);
-        self.nand.program(dst_block, off, tag)?;
-        self.counters.page_copies += 1;
-        Ok(tag)
-    }
-
     /// Programs initial-contents pages (version 0) into a block-mapped block until its next free
     /// offset is `offset` (see the module docs on padding). `lbn` names the logical block.
     #[inline]

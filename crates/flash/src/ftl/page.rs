@@ -57,7 +57,7 @@ use serde::{Deserialize, Serialize};
 use super::lists::{BucketHeaps, BucketLists};
 use super::{Flash, NONE, Versions, check_page, logical_size};
 use crate::device::{Device, DeviceError, DeviceStats, Nanos};
-use crate::nand::{Nand, NandConfig, PageTag};
+use crate::nand::{Nand, NandConfig, PageTag, RunPage};
 
 /// How the page-mapped FTL chooses the block to clean.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
@@ -423,7 +423,7 @@ impl PageFtl {
     }
 
     /// Programs `tag` at the frontier and maps it.
-    #[inline]
+    #[inline(always)]
     fn place(&mut self, tag: PageTag) -> Result<(), DeviceError> {
         if self.frontier == NONE {
             self.open_frontier()?;
@@ -438,15 +438,21 @@ impl PageFtl {
             self.invalidate(old);
         }
         if off + 1 == self.ppb {
-            self.state[b as usize] = SEALED;
-            self.frontier = NONE;
-            let now = self.flash.nand.clock_ns();
-            self.victims.insert(b, self.valid[b as usize], now);
+            self.seal(b);
         }
         Ok(())
     }
 
+    /// The full frontier `b` becomes a cleaning candidate.
     #[inline]
+    fn seal(&mut self, b: u32) {
+        self.state[b as usize] = SEALED;
+        self.frontier = NONE;
+        let now = self.flash.nand.clock_ns();
+        self.victims.insert(b, self.valid[b as usize], now);
+    }
+
+    #[inline(always)]
     fn invalidate(&mut self, ppn: u32) {
         let b = self.block_of(ppn);
         let v = self.valid[b as usize] - 1;
@@ -511,8 +517,11 @@ impl PageFtl {
         // lookups the CPU overlaps — on large devices each is a cache miss), then copy them
         // (their mapping entries are now cached). Copies cannot invalidate other pages of the
         // victim, so validity found in the first pass holds in the second.
+        // The copies of a chunk go to the frontier in runs (as many as fit in it): one checked
+        // NAND run each, then the mapping of each copied page.
         const CHUNK: u32 = 64;
         let mut valid_offsets = [0u32; CHUNK as usize];
+        let mut valid_lpns = [0u32; CHUNK as usize];
         let mut start = 0;
         while start < self.ppb && self.valid[b as usize] > 0 {
             let end = (start + CHUNK).min(self.ppb);
@@ -521,12 +530,32 @@ impl PageFtl {
                 let ppn = base + off;
                 let lpn = self.flash.nand.peek_lpn_unchecked(ppn);
                 valid_offsets[n] = off;
+                valid_lpns[n] = lpn;
                 n += usize::from(self.l2p[lpn as usize] == ppn);
             }
-            for &off in &valid_offsets[..n] {
-                let tag = self.flash.nand.read(b, off)?;
-                self.flash.counters.page_copies += 1;
-                self.place(tag)?;
+            let mut i = 0;
+            while i < n {
+                if self.frontier == NONE {
+                    self.open_frontier()?;
+                }
+                let f = self.frontier;
+                let first = self.flash.nand.next_free(f);
+                let k = (n - i).min((self.ppb - first) as usize);
+                let offsets = &valid_offsets[i..i + k];
+                self.flash
+                    .nand
+                    .program_run(f, k as u32, |j| RunPage::Copy { block: b, offset: offsets[j as usize] })?;
+                let fbase = f * self.ppb + first;
+                for (j, &lpn) in valid_lpns[i..i + k].iter().enumerate() {
+                    self.l2p[lpn as usize] = fbase + j as u32;
+                }
+                self.flash.counters.page_copies += k as u64;
+                self.valid[f as usize] += k as u32;
+                self.valid[b as usize] -= k as u32;
+                if first as usize + k == self.ppb as usize {
+                    self.seal(f);
+                }
+                i += k;
             }
             start = end;
         }
