@@ -9,7 +9,7 @@
 //! `cargo bench -p flashbuf-flash --bench ftl` (logical size: `FLASHBUF_BENCH_PAGES`, default
 //! 131,072 pages = 256 MiB of 2 KiB pages; time per device and round: `FLASHBUF_BENCH_SECS`,
 //! default 1; rounds: `FLASHBUF_BENCH_ROUNDS`, default 3; only the labels containing
-//! `FLASHBUF_BENCH_ONLY`, default all).
+//! `FLASHBUF_BENCH_ONLY`, default all, or the label equal to it without a trailing `$`).
 
 use std::time::{Duration, Instant};
 
@@ -53,7 +53,12 @@ fn main() {
             cfg.label(),
             if cfg.kind == DeviceKind::Page && cfg.wear_threshold.is_none() { "/nowl" } else { "" }
         );
-        if !label.contains(&only) {
+        // A filter ending in `$` names one label exactly.
+        let wanted = match only.strip_suffix('$') {
+            Some(exact) => label == exact,
+            None => label.contains(&only),
+        };
+        if !wanted {
             continue;
         }
         let t = Instant::now();

@@ -409,6 +409,46 @@ impl Nand {
         Ok(copies)
     }
 
+    /// Copies pages `offsets` (in this order) of block `src` to the next pages of `dst` (another
+    /// block): [`program_run`](Self::program_run) with `RunPage::Copy` from one block, with the
+    /// block checks made once. Returns the number of copies (pages holding initial contents are
+    /// padding, not copies).
+    #[inline]
+    pub fn copy_pages(&mut self, src: u32, offsets: &[u32], dst: u32) -> Result<u32, DeviceError> {
+        let blocks = self.next_free.len();
+        if src as usize >= blocks || dst as usize >= blocks || src == dst {
+            return Err(Self::rule(src.max(dst), 0, "copy between pages of no two distinct blocks"));
+        }
+        let first = self.next_free[dst as usize];
+        let n = offsets.len() as u32;
+        if n > self.ppb - first {
+            return Err(Self::rule(dst, self.ppb, "no such page on the chip"));
+        }
+        let programmed = self.next_free[src as usize];
+        if let Some(&o) = offsets.iter().find(|&&o| o >= programmed) {
+            return Err(Self::rule(src, o, "read of a page not programmed since the block's last erase"));
+        }
+        let ppb = self.ppb as usize;
+        let (s0, d0) = (src as usize * ppb, dst as usize * ppb + first as usize);
+        // The two blocks' pages as disjoint slices: the copy loop checks no bounds.
+        let (from, to) = if s0 < d0 {
+            let (a, b) = self.tags.split_at_mut(d0);
+            (&a[s0..s0 + ppb], &mut b[..offsets.len()])
+        } else {
+            let (a, b) = self.tags.split_at_mut(s0);
+            (&b[..ppb], &mut a[d0..d0 + offsets.len()])
+        };
+        let mut copies = 0;
+        for (t, &o) in to.iter_mut().zip(offsets) {
+            *t = from[o as usize];
+            copies += u32::from(t.version != 0);
+        }
+        self.next_free[dst as usize] = first + n;
+        self.lifetime.programs += u64::from(n);
+        self.lifetime.reads += u64::from(copies);
+        Ok(copies)
+    }
+
     /// Erases a block. Fails with [`DeviceError::WornOut`] (changing nothing) once the block has
     /// been erased `endurance_cycles` times.
     pub fn erase(&mut self, block: u32) -> Result<(), DeviceError> {
@@ -442,11 +482,12 @@ impl Nand {
         }
     }
 
-    /// Logical page a physical page was last programmed with, without checks or cost (hot path of
-    /// the page-mapped FTL; the caller knows the page is programmed).
+    /// What the pages of a block were last programmed with, without cost (the page-mapped FTL's
+    /// cleaning scans a sealed block, whose pages are all programmed).
     #[inline]
-    pub(crate) fn peek_lpn_unchecked(&self, ppn: u32) -> u32 {
-        self.tags[ppn as usize].lpn
+    pub(crate) fn block_tags(&self, block: u32) -> &[PageTag] {
+        let ppb = self.ppb as usize;
+        &self.tags[block as usize * ppb..(block as usize + 1) * ppb]
     }
 
     /// Lifetime erase count of a block.
@@ -606,6 +647,33 @@ mod tests {
         assert!(matches!(a.copy_range(0, 0, 2, 2), Err(DeviceError::FlashRule { .. })));
         assert!(matches!(a.copy_range(3, 0, 1, 0), Err(DeviceError::FlashRule { .. })));
         assert_eq!(a.counters(), b.counters());
+    }
+
+    #[test]
+    fn copied_pages_are_a_run_of_copies() {
+        let mut a = tiny(10);
+        for (o, t) in [(0, tag(1, 1)), (1, tag(2, 0)), (2, tag(3, 4))] {
+            a.program(2, o, t).unwrap();
+        }
+        a.program(1, 0, tag(8, 1)).unwrap();
+        let mut b = a.clone();
+        // Backwards and forwards on the chip (block 2 to 1, then 2 to 0).
+        let offsets = [2, 0, 1];
+        for (dst, n) in [(1, 3), (0, 3)] {
+            let want = b.program_run(dst, n, |i| RunPage::Copy { block: 2, offset: offsets[i as usize] });
+            assert_eq!(a.copy_pages(2, &offsets[..n as usize], dst), want);
+            for o in 0..4 {
+                assert_eq!(a.peek(dst, o), b.peek(dst, o));
+            }
+            assert_eq!(a.counters(), b.counters());
+        }
+        // Not programmed, no room, the same block, beyond the chip: refused, nothing counted.
+        let c = a.counters();
+        assert!(matches!(a.copy_pages(2, &[3], 0), Err(DeviceError::FlashRule { .. })));
+        assert!(matches!(a.copy_pages(2, &[0, 0], 1), Err(DeviceError::FlashRule { .. })));
+        assert!(matches!(a.copy_pages(2, &[0], 2), Err(DeviceError::FlashRule { .. })));
+        assert!(matches!(a.copy_pages(2, &[0], 3), Err(DeviceError::FlashRule { .. })));
+        assert_eq!(a.counters(), c);
     }
 
     #[test]

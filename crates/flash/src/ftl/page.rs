@@ -57,7 +57,7 @@ use serde::{Deserialize, Serialize};
 use super::lists::{BucketHeaps, BucketLists};
 use super::{Flash, NONE, Versions, check_page, logical_size};
 use crate::device::{Device, DeviceError, DeviceStats, Nanos};
-use crate::nand::{Nand, NandConfig, PageTag, RunPage};
+use crate::nand::{Nand, NandConfig, PageTag};
 
 /// How the page-mapped FTL chooses the block to clean.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
@@ -521,17 +521,15 @@ impl PageFtl {
         // NAND run each, then the mapping of each copied page.
         const CHUNK: u32 = 64;
         let mut valid_offsets = [0u32; CHUNK as usize];
-        let mut valid_lpns = [0u32; CHUNK as usize];
         let mut start = 0;
         while start < self.ppb && self.valid[b as usize] > 0 {
             let end = (start + CHUNK).min(self.ppb);
             let mut n = 0;
-            for off in start..end {
-                let ppn = base + off;
-                let lpn = self.flash.nand.peek_lpn_unchecked(ppn);
-                valid_offsets[n] = off;
-                valid_lpns[n] = lpn;
-                n += usize::from(self.l2p[lpn as usize] == ppn);
+            let tags = &self.flash.nand.block_tags(b)[start as usize..end as usize];
+            for (off, t) in (start..end).zip(tags) {
+                // `n < CHUNK` always: the mask only spares the bounds check.
+                valid_offsets[n & (CHUNK as usize - 1)] = off;
+                n += usize::from(self.l2p[t.lpn as usize] == base + off);
             }
             let mut i = 0;
             while i < n {
@@ -541,13 +539,11 @@ impl PageFtl {
                 let f = self.frontier;
                 let first = self.flash.nand.next_free(f);
                 let k = (n - i).min((self.ppb - first) as usize);
-                let offsets = &valid_offsets[i..i + k];
-                self.flash
-                    .nand
-                    .program_run(f, k as u32, |j| RunPage::Copy { block: b, offset: offsets[j as usize] })?;
+                self.flash.nand.copy_pages(b, &valid_offsets[i..i + k], f)?;
                 let fbase = f * self.ppb + first;
-                for (j, &lpn) in valid_lpns[i..i + k].iter().enumerate() {
-                    self.l2p[lpn as usize] = fbase + j as u32;
+                let copied = &self.flash.nand.block_tags(f)[first as usize..first as usize + k];
+                for (ppn, t) in (fbase..).zip(copied) {
+                    self.l2p[t.lpn as usize] = ppn;
                 }
                 self.flash.counters.page_copies += k as u64;
                 self.valid[f as usize] += k as u32;
