@@ -156,12 +156,13 @@ impl<R: Replacer, D: Device> Buffer<R, D> {
         })
     }
 
-    /// Hints that `page` will be requested soon (see [`PageTable::prefetch`] and
-    /// [`Replacer::prefetch`]).
+    /// Hints that `page` will be requested soon (see [`PageTable::prefetch`],
+    /// [`Replacer::prefetch`] and [`Device::prefetch`]).
     #[inline(always)]
     pub fn prefetch(&self, page: u64) {
         self.table.prefetch(page);
         self.policy.prefetch(page);
+        self.device.prefetch(page);
     }
 
     /// Serves one request. `next_use` is the virtual time of the page's next access, for

@@ -250,6 +250,8 @@ impl BastFtl {
         Ok(())
     }
 
+    ftl_versions!();
+
     /// Reads a page exactly as [`Device::read`] does (same costs, counts and verification) and
     /// returns what the chip held: the logical page and version found (version 0 = initial
     /// contents). Tests compare it with an independent model.
