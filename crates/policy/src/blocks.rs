@@ -373,6 +373,34 @@ pub(crate) fn prefetch<T>(v: &[T], i: usize) {
     let _ = (v, i);
 }
 
+/// Splits page numbers into blocks of `ppb` pages: a shift and a mask when `ppb` is a power of
+/// two (the usual case; a 64-bit division costs tens of cycles), a division otherwise.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct BlockSize {
+    ppb: u64,
+    /// `log2(ppb)`, or `u32::MAX` when `ppb` is not a power of two.
+    shift: u32,
+}
+
+impl BlockSize {
+    /// Blocks of `ppb ≥ 1` pages.
+    pub(crate) fn new(ppb: u64) -> Self {
+        BlockSize { ppb, shift: if ppb.is_power_of_two() { ppb.trailing_zeros() } else { u32::MAX } }
+    }
+
+    /// The block holding `page`.
+    #[inline(always)]
+    pub(crate) fn block(self, page: u64) -> u64 {
+        if self.shift != u32::MAX { page >> self.shift } else { page / self.ppb }
+    }
+
+    /// The offset of `page` in its block.
+    #[inline(always)]
+    pub(crate) fn offset(self, page: u64) -> u64 {
+        if self.shift != u32::MAX { page & (self.ppb - 1) } else { page % self.ppb }
+    }
+}
+
 /// The `ppb` parameter shared by the block-level policies.
 pub(crate) const PPB_DOC: ParamDoc = ParamDoc { key: "ppb", help: "pages per flash block, default 64" };
 

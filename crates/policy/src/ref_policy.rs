@@ -104,7 +104,9 @@
 //! takes only part of (at most the blocks with that many pages in the window), a padding
 //! O(ppb). Nothing rescans the buffer.
 
-use crate::blocks::{BlockTable, Ends, Linked, PPB_DOC, link_back, link_before, link_front, parse_ppb, unlink, walk};
+use crate::blocks::{
+    BlockSize, BlockTable, Ends, Linked, PPB_DOC, link_back, link_before, link_front, parse_ppb, unlink, walk,
+};
 use crate::params::{ParamDoc, PolicyParams, fmt_float, parse_fraction, parse_int};
 use crate::replacer::{Access, BlockPad, EvictError, Evictions, FrameId, NIL, Pins, Replacer};
 
@@ -246,6 +248,7 @@ pub(crate) struct RefCore {
     w: usize,
     vb_max: usize,
     ppb: u64,
+    size: BlockSize,
     /// BP-REF: pad when a victim block has more than this many victim pages.
     pad_above: Option<u32>,
     /// The page LRU list (front = MRU).
@@ -265,9 +268,9 @@ pub(crate) struct RefCore {
     /// No list above this count is non-empty (lowered lazily).
     max_count: u32,
     vb: Vec<u32>,
-    /// Scratch for a VB selection that takes part of an `outer` list: the newest of the oldest
-    /// blocks found so far on top (capacity |VB|, never grown).
-    oldest: std::collections::BinaryHeap<(u64, u32)>,
+    /// Scratch for a VB selection that takes part of an `outer` list: the oldest blocks found
+    /// so far, by latest access (capacity |VB|, never grown).
+    oldest: Vec<(u64, u32)>,
 }
 
 impl RefCore {
@@ -286,6 +289,7 @@ impl RefCore {
             w,
             vb_max,
             ppb: ppb as u64,
+            size: BlockSize::new(ppb as u64),
             pad_above: pad.map(|p| (p * ppb as f64).floor() as u32),
             lru: Ends::EMPTY,
             boundary: NIL,
@@ -297,7 +301,7 @@ impl RefCore {
             outer: vec![Ends::EMPTY; ppb as usize + 1],
             max_count: 0,
             vb: Vec::with_capacity(vb_max),
-            oldest: std::collections::BinaryHeap::with_capacity(vb_max + 1),
+            oldest: Vec::with_capacity(vb_max + 1),
         }
     }
 
@@ -308,7 +312,7 @@ impl RefCore {
 
     /// Takes block `s` out of its count list, if it is in one (call before changing its
     /// in-window count, buffered count or VB membership, then [`Self::relist`]).
-    #[inline]
+    #[inline(always)]
     fn unlist(&mut self, s: u32) {
         let b = self.blk[s as usize];
         if b.in_vb || b.win.len == 0 {
@@ -325,7 +329,7 @@ impl RefCore {
     /// Puts block `s` (in no count list) into the list its state calls for: none when it is a
     /// victim block or has no page in the window, else `inner` (in order of latest access) when
     /// every buffered page of it is inside the window, else `outer`.
-    #[inline]
+    #[inline(always)]
     fn relist(&mut self, s: u32) {
         let b = self.blk[s as usize];
         if b.in_vb || b.win.len == 0 {
@@ -339,11 +343,23 @@ impl RefCore {
             link_front::<0, _>(&mut self.blk, &mut self.outer[c as usize], s);
             return;
         }
-        // A block joining `inner` is nearly always the newest of it (see the header), so the
-        // walk stops at the front.
+        // A block joining `inner` is nearly always the newest of it (see the header): it goes
+        // to the front; only after an external removal may it belong further back.
+        let head = self.inner[c as usize].head;
+        if head == NIL || self.blk[head as usize].stamp < b.stamp {
+            link_front::<0, _>(&mut self.blk, &mut self.inner[c as usize], s);
+        } else {
+            self.insert_inner(s, c, b.stamp);
+        }
+    }
+
+    /// Inserts block `s` into `inner[c]` by its latest access `stamp`, walking from the front.
+    #[cold]
+    #[inline(never)]
+    fn insert_inner(&mut self, s: u32, c: u32, stamp: u64) {
         let list = &mut self.inner[c as usize];
         let mut a = list.head;
-        while a != NIL && self.blk[a as usize].stamp > b.stamp {
+        while a != NIL && self.blk[a as usize].stamp > stamp {
             a = self.blk[a as usize].bucket[1];
         }
         if a == NIL {
@@ -354,7 +370,7 @@ impl RefCore {
     }
 
     /// `f` enters the window at its MRU end: it joins its block's in-window FIFO.
-    #[inline]
+    #[inline(always)]
     fn enter(&mut self, f: FrameId) {
         let s = self.fr[f as usize].slot;
         self.fr[f as usize].in_win = true;
@@ -364,7 +380,7 @@ impl RefCore {
     }
 
     /// `f` leaves the window: out of its block's in-window FIFO.
-    #[inline]
+    #[inline(always)]
     fn leave(&mut self, f: FrameId) {
         let s = self.fr[f as usize].slot;
         self.fr[f as usize].in_win = false;
@@ -375,7 +391,7 @@ impl RefCore {
 
     /// Takes `f` out of the window (before it is unlinked from the LRU list); the page just
     /// outside the window, if any, enters it.
-    #[inline]
+    #[inline(always)]
     fn leave_window(&mut self, f: FrameId) {
         if !self.fr[f as usize].in_win {
             return;
@@ -426,8 +442,8 @@ impl RefCore {
 
     #[inline]
     pub(crate) fn on_insert(&mut self, frame: FrameId, access: &Access) {
-        let s = self.slot(access.page / self.ppb);
-        let off = access.page % self.ppb;
+        let s = self.slot(self.size.block(access.page));
+        let off = self.size.offset(access.page);
         self.clock += 1;
         self.fr[frame as usize] =
             Frame { stamp: self.clock, slot: s, off: off as u16, dirty: access.kind.is_write(), ..FREE_FRAME };
@@ -455,7 +471,7 @@ impl RefCore {
     }
 
     /// Removes a buffered frame from every structure.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn drop_frame(&mut self, frame: FrameId) {
         let s = self.fr[frame as usize].slot;
         // The page stops counting first, so that the block lands in the right list as the page
@@ -560,19 +576,22 @@ impl RefCore {
                     s = next;
                 }
             } else if room > 0 {
+                // The `room` oldest, kept sorted (newest last) as the list goes by.
                 self.oldest.clear();
                 let mut s = outer.head;
                 while s != NIL {
-                    if s != inc_slot {
-                        self.oldest.push((self.blk[s as usize].stamp, s));
-                        if self.oldest.len() > room {
+                    let stamp = self.blk[s as usize].stamp;
+                    if s != inc_slot && (self.oldest.len() < room || stamp < self.oldest[room - 1].0) {
+                        if self.oldest.len() == room {
                             self.oldest.pop();
                         }
+                        let at = self.oldest.partition_point(|&(t, _)| t < stamp);
+                        self.oldest.insert(at, (stamp, s));
                     }
                     s = self.blk[s as usize].bucket[1];
                 }
-                while let Some((_, s)) = self.oldest.pop() {
-                    self.take(s);
+                for i in 0..self.oldest.len() {
+                    self.take(self.oldest[i].1);
                 }
             }
             if inc_count == c && self.vb.len() < self.vb_max {
@@ -592,7 +611,7 @@ impl RefCore {
         if self.len() == 0 {
             return Err(EvictError::Empty);
         }
-        let inc_block = incoming.page / self.ppb;
+        let inc_block = self.size.block(incoming.page);
         // The incoming page takes the MRU position: inside the window only if it is everything.
         let inc_in_window = self.w >= self.cap;
         for attempt in 0..2 {
