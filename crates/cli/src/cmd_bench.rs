@@ -99,9 +99,13 @@ pub fn run(a: BenchArgs) -> Result<()> {
     }
     let spec = TraceSpec::parse(&trace)?;
     let opts = ReadOptions::default();
-    // Devices are sized to the trace (largest page + 1), as `flashbuf run` sizes them.
+    // Flash devices are sized to the trace (largest page + 1), as `flashbuf run` sizes them; a
+    // trace file is scanned for that only when a flash device needs it (the ideal device takes
+    // any page, and the page table grows as pages come).
+    let ideal_only = a.devices.iter().all(|&k| k == DeviceKind::Ideal);
     let pages = match &a.trace {
         None => a.pages,
+        Some(_) if ideal_only => 0,
         Some(_) => {
             let mut opened = spec.open(&opts)?;
             flashbuf_trace::stats(opened.source.as_mut(), opts.page_size)?.max_page.map_or(1, |m| m + 1)
@@ -123,7 +127,8 @@ pub fn run(a: BenchArgs) -> Result<()> {
             for (p, policy) in policies.iter().enumerate() {
                 let mut opened = spec.open(&opts)?;
                 let t = Instant::now();
-                let device = config.build(pages.max(1)).with_context(|| config.label())?;
+                let logical = if pages == 0 { u64::MAX } else { pages };
+                let device = config.build(logical).with_context(|| config.label())?;
                 let precondition_s = t.elapsed().as_secs_f64();
                 let options = RunOptions { pages_hint: pages, ..RunOptions::new(a.buffer) };
                 let out = flashbuf_sim::run(policy, device, opened.source.as_mut(), &options, &mut |_| {})?;
