@@ -101,7 +101,10 @@ def _policy_factory(make: Callable[[int], Any], label: str) -> Callable[[int], P
 
 
 def _policies(policies: Union[PolicyLike, Sequence[PolicyLike]]) -> list:
-    items = [policies] if isinstance(policies, (str, type)) or callable(policies) else list(policies)
+    single = isinstance(policies, (str, type, Policy)) or callable(policies)
+    if not single and not isinstance(policies, Iterable):
+        raise TypeError(f"policies: {policies!r} is neither a policy, a policy list nor a list of policies")
+    items = [policies] if single else list(policies)
     out: list = []
     for p in items:
         if isinstance(p, str):

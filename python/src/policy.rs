@@ -40,7 +40,12 @@ pub struct PyAccess {
 #[pymethods]
 impl PyAccess {
     fn __repr__(&self) -> String {
-        format!("Access(page={}, is_write={}, time={})", self.page, if self.is_write { "True" } else { "False" }, self.time)
+        format!(
+            "Access(page={}, is_write={}, time={})",
+            self.page,
+            if self.is_write { "True" } else { "False" },
+            self.time
+        )
     }
 }
 
@@ -100,6 +105,9 @@ impl PolicyParams for PyPolicyConfig {
         Vec::new()
     }
 }
+
+/// What `victims()` answered: frames, the padded block `(first_page, pages)`, bypass.
+type Answer = (Vec<i128>, Option<(i128, i128)>, bool);
 
 /// A Python policy as the simulator sees it (see the module documentation).
 pub struct PyReplacer {
@@ -166,7 +174,7 @@ impl PyReplacer {
 
     /// Reads `victims()`'s answer: an int, a sequence of ints, or an object with `victims`,
     /// `pad` and `bypass` attributes (`flashbuf.Evictions`).
-    fn parse_answer(answer: &Bound<'_, PyAny>) -> PyResult<(Vec<i128>, Option<(i128, i128)>, bool)> {
+    fn parse_answer(answer: &Bound<'_, PyAny>) -> PyResult<Answer> {
         if answer.is_instance_of::<PyInt>() {
             return Ok((vec![answer.extract::<i128>()?], None, false));
         }
@@ -229,13 +237,20 @@ impl Replacer for PyReplacer {
         }
         Python::attach(|py| match Self::access(py, access) {
             Ok(a) => {
-                self.call(py, "on_insert", (frame, a), || format!("on_insert(frame={frame}) at request {}", access.time));
+                self.call(py, "on_insert", (frame, a), || {
+                    format!("on_insert(frame={frame}) at request {}", access.time)
+                });
             }
             Err(e) => self.fail(Failure::Python(e, "building an Access".into())),
         });
     }
 
-    fn victims<P: Pins + ?Sized>(&mut self, incoming: &Access, pins: &P, out: &mut Evictions) -> Result<(), EvictError> {
+    fn victims<P: Pins + ?Sized>(
+        &mut self,
+        incoming: &Access,
+        pins: &P,
+        out: &mut Evictions,
+    ) -> Result<(), EvictError> {
         if self.failed {
             return Err(EvictError::Empty);
         }
@@ -361,8 +376,9 @@ impl Replacer for PyReplacer {
 
     fn is_dirty(&self, frame: FrameId) -> Option<bool> {
         let obj = self.obj.as_ref().filter(|_| !self.failed)?;
-        let answer =
-            Python::attach(|py| obj.bind(py).call_method1("is_dirty", (frame,)).and_then(|v| v.extract::<Option<bool>>()));
+        let answer = Python::attach(|py| {
+            obj.bind(py).call_method1("is_dirty", (frame,)).and_then(|v| v.extract::<Option<bool>>())
+        });
         answer.unwrap_or_else(|e| {
             self.record(Failure::Python(e, format!("is_dirty(frame={frame})")));
             None

@@ -213,9 +213,14 @@ fn run(
             }
             let PolicySlot::Custom(c) = &slots[planned[*i].policy] else { unreachable!("a custom slot") };
             let spec = &planned[*i].spec;
-            let policy = PyReplacer::new(spec.frames, config);
-            let r = execute_custom(spec, c, policy, &mut |n| {
-                done.fetch_add(n, Ordering::Relaxed);
+            // Attached for the whole run, so that the policy's calls (each attaching in turn)
+            // do not make a thread state of their own every time; the interpreter still
+            // switches to the calling thread between them (progress, Ctrl-C).
+            let r = Python::attach(|_| {
+                let policy = PyReplacer::new(spec.frames, config);
+                execute_custom(spec, c, policy, &mut |n| {
+                    done.fetch_add(n, Ordering::Relaxed);
+                })
             });
             outputs[*i] = Some(r.map_err(|e| render_chain(&flashbuf_sim::plan::error_chain(&e))));
         }

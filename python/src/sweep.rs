@@ -10,7 +10,9 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use flashbuf_sim::plan::{error_chain, render_chain};
-use flashbuf_sim::sweep::{ConfigError, OpenMode, ResultFiles, Sweep, SweepConfig, SweepError, merge_results, run_parallel};
+use flashbuf_sim::sweep::{
+    ConfigError, OpenMode, ResultFiles, Sweep, SweepConfig, SweepError, merge_results, run_parallel,
+};
 use flashbuf_sim::wire::{row_from_json, row_to_json, spec_from_json, spec_to_json};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
@@ -58,7 +60,8 @@ fn toml_value(v: &Bound<'_, PyAny>, at: &str) -> PyResult<toml::Value> {
     }
     if v.is_instance_of::<PyList>() || v.is_instance_of::<PyTuple>() {
         let items: Vec<Bound<'_, PyAny>> = v.try_iter()?.collect::<PyResult<_>>()?;
-        let values = items.iter().enumerate().map(|(i, x)| toml_value(x, &format!("{at}[{i}]"))).collect::<PyResult<_>>()?;
+        let values =
+            items.iter().enumerate().map(|(i, x)| toml_value(x, &format!("{at}[{i}]"))).collect::<PyResult<_>>()?;
         return Ok(toml::Value::Array(values));
     }
     if let Ok(p) = v.extract::<PathBuf>() {
@@ -232,7 +235,9 @@ impl SweepOutput {
         let sweep = self.sweep.clone();
         let run = sweep.runs().get(index).ok_or_else(|| error(format!("no run {index} in this sweep")))?;
         let mut row = row_from_json(row_json).map_err(error)?;
-        if (row.trace.as_str(), row.policy.as_str(), row.buffer_pages) != (run.key().trace.as_str(), run.key().policy.as_str(), run.key().buffer_pages) {
+        if (row.trace.as_str(), row.policy.as_str(), row.buffer_pages)
+            != (run.key().trace.as_str(), run.key().policy.as_str(), run.key().buffer_pages)
+        {
             return Err(error(format!("the row given for run {index} is of another run ({})", run.key())));
         }
         // As a local sweep writes it: the device label of the run's key.
@@ -253,16 +258,21 @@ impl SweepOutput {
         let (result, files, appended) = background(py, progress.as_ref(), total, |done, stop| {
             let runs: Vec<&flashbuf_sim::sweep::SweepRun> = pending.iter().map(|&i| &sweep.runs()[i]).collect();
             let mut appended = Vec::new();
-            let result = run_parallel(&runs, jobs, &|n| {
-                done.fetch_add(n, Ordering::Relaxed);
-            }, &mut |run, row| {
-                files.append(&row)?;
-                appended.push(run.key().clone());
-                if stop.load(Ordering::Relaxed) {
-                    return Err(SweepError::Threads("interrupted".into()));
-                }
-                Ok(())
-            });
+            let result = run_parallel(
+                &runs,
+                jobs,
+                &|n| {
+                    done.fetch_add(n, Ordering::Relaxed);
+                },
+                &mut |run, row| {
+                    files.append(&row)?;
+                    appended.push(run.key().clone());
+                    if stop.load(Ordering::Relaxed) {
+                        return Err(SweepError::Threads("interrupted".into()));
+                    }
+                    Ok(())
+                },
+            );
             (result, files, appended)
         })?;
         self.files = Some(files);

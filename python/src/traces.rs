@@ -40,12 +40,13 @@ impl Columns {
         Ok(c)
     }
 
-    fn into_py<'py>(
-        self,
-        py: Python<'py>,
-        label: String,
-    ) -> ColumnBytes<'py> {
-        (PyByteArray::new(py, &self.page), PyByteArray::new(py, &self.is_write), PyByteArray::new(py, &self.time_us), label)
+    fn into_py<'py>(self, py: Python<'py>, label: String) -> ColumnBytes<'py> {
+        (
+            PyByteArray::new(py, &self.page),
+            PyByteArray::new(py, &self.is_write),
+            PyByteArray::new(py, &self.time_us),
+            label,
+        )
     }
 }
 
