@@ -19,7 +19,7 @@
 use flashbuf_flash::{Device, DeviceError, DeviceStats};
 use flashbuf_policy::{Access, EvictError, Evictions, FrameId, Pins, Replacer};
 use flashbuf_trace::Request;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::page_table::PageTable;
 
@@ -40,7 +40,7 @@ impl Pins for Resident<'_> {
 }
 
 /// What a write miss does.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum WriteMiss {
     /// A database buffer: the page is fetched before it is modified (default).
