@@ -15,11 +15,13 @@
 #![warn(missing_docs)]
 
 mod buffer;
+pub mod curve;
 pub mod group;
 mod job;
 mod page_table;
 pub mod prepare;
 mod run;
+pub mod sample;
 pub mod step;
 pub mod sweep;
 
