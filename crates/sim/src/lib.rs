@@ -14,6 +14,7 @@
 
 #![warn(missing_docs)]
 
+pub mod bound;
 mod buffer;
 pub mod curve;
 pub mod group;
