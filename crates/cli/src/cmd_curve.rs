@@ -61,8 +61,10 @@ pub struct CurveArgs {
     every_size: bool,
     /// Sampling rate, e.g. `1%` or `0.01`: SHARDS for LRU on the ideal device, miniature
     /// simulation for every other policy and device.
-    #[arg(long, value_parser = parse_rate, value_name = "RATE")]
-    rate: Option<f64>,
+    /// Several rates, comma-separated, draw one curve each (the full simulations of --error are
+    /// shared).
+    #[arg(long, value_parser = parse_rate, value_name = "RATE", value_delimiter = ',')]
+    rate: Vec<f64>,
     /// Fixed-size SHARDS for LRU: track at most this many pages (the rate falls as the trace
     /// goes on).
     #[arg(long, value_name = "PAGES")]
@@ -76,6 +78,10 @@ pub struct CurveArgs {
     /// Seed of the sampling hash (a different seed, a different sample).
     #[arg(long, default_value_t = 0)]
     seed: u64,
+    /// Draw every sampled curve from this many samples (seeds SEED, SEED+1, ...): with --error,
+    /// the mean absolute errors are averaged over them and their range shown.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    seeds: u64,
     /// Also simulate every sampled point fully (LRU: the exact curve) and report the error:
     /// per row, and the mean absolute errors per curve.
     #[arg(long)]
@@ -172,6 +178,8 @@ struct Series {
     method: Method,
     /// Sampling unit in pages (sampled methods).
     unit: u64,
+    /// Seed of the sampling hash (sampled methods).
+    seed: u64,
 }
 
 /// The sampling unit of `policy` on `device`: the least common multiple of the blocks they
@@ -206,25 +214,27 @@ pub fn run(a: CurveArgs) -> Result<()> {
     if a.sample_block == Some(0) {
         bail!("--sample-block must be at least 1 page");
     }
-    let salt = DEFAULT_SALT.wrapping_add(a.seed);
+    if a.seeds == 0 {
+        bail!("--seeds must be at least 1");
+    }
     let mut series = Vec::new();
     for device in &devices {
         for policy in &policies {
             let lru_ideal = policy.name() == "lru" && device.kind == DeviceKind::Ideal;
-            let method = match (lru_ideal, a.rate, a.sample_size) {
-                (true, _, Some(n)) => Method::ShardsFixed(n),
-                (true, Some(r), None) => Method::Shards(r),
-                (true, None, None) => Method::Exact,
-                (false, Some(r), _) => Method::Minisim(r),
-                (false, None, None) => Method::Simulation,
-                (false, None, Some(_)) => bail!(
+            let methods: Vec<Method> = match (lru_ideal, a.rate.is_empty(), a.sample_size) {
+                (true, _, Some(n)) => vec![Method::ShardsFixed(n)],
+                (true, false, None) => a.rate.iter().map(|&r| Method::Shards(r)).collect(),
+                (true, true, None) => vec![Method::Exact],
+                (false, false, _) => a.rate.iter().map(|&r| Method::Minisim(r)).collect(),
+                (false, true, None) => vec![Method::Simulation],
+                (false, true, Some(_)) => bail!(
                     "--sample-size is for LRU's SHARDS curve on the ideal device; give --rate for the miniature \
                      simulation of {} on {}",
                     policy.label(),
                     device.label()
                 ),
             };
-            if a.every_size && matches!(method, Method::Minisim(_) | Method::Simulation) {
+            if a.every_size && methods.iter().any(|m| matches!(m, Method::Minisim(_) | Method::Simulation)) {
                 bail!(
                     "--every-size is for LRU's exact and SHARDS curves; {} on {} is simulated at each size: give \
                      --buffer or --points",
@@ -236,7 +246,12 @@ pub fn run(a: CurveArgs) -> Result<()> {
                 Some(u) => u,
                 None => sampling_unit(policy, device)?,
             };
-            series.push(Series { policy: policy.clone(), device: device.clone(), method, unit });
+            for method in methods {
+                let sampled = !matches!(method, Method::Exact | Method::Simulation);
+                for seed in a.seed..a.seed + if sampled { a.seeds } else { 1 } {
+                    series.push(Series { policy: policy.clone(), device: device.clone(), method, unit, seed });
+                }
+            }
         }
     }
     let mut out_file = a.out.as_deref().map(|p| OutputFile::create(p, a.force)).transpose()?;
@@ -254,7 +269,8 @@ pub fn run(a: CurveArgs) -> Result<()> {
     let needs_sim = a.error || series.iter().any(|s| s.method == Method::Simulation);
 
     let mut rows: Vec<CurveRow> = Vec::new();
-    let mut sims: Vec<(SweepRun, SimTarget)> = Vec::new();
+    // Full simulations, each once, with the rows that take its result.
+    let mut sims: Vec<(SweepRun, Vec<SimTarget>)> = Vec::new();
     for t in &a.traces {
         let spec = TraceSpec::parse(t).with_context(|| format!("trace '{t}'"))?;
         if let TraceSpec::Generated(g) = &spec {
@@ -288,7 +304,7 @@ pub fn run(a: CurveArgs) -> Result<()> {
         let prepared = prepared?;
 
         // The pass.
-        let pass = pool.install(|| one_pass(&prepared, &series, &a, exact_needed, salt))?;
+        let pass = pool.install(|| one_pass(&prepared, &series, &a, exact_needed))?;
         let footprint = pass
             .exact
             .as_ref()
@@ -324,11 +340,8 @@ pub fn run(a: CurveArgs) -> Result<()> {
                 policy_name: s.policy.name().to_string(),
                 method,
                 sample_rate: rate,
-                sample_block: matches!(
-                    method,
-                    CurveMethod::Shards | CurveMethod::ShardsFixedSize | CurveMethod::Minisim
-                )
-                .then_some(s.unit),
+                sample_block: sampled(method).then_some(s.unit),
+                sample_seed: sampled(method).then_some(s.seed),
                 device: s.device.label(),
                 write_miss,
                 footprint_pages: footprint,
@@ -354,12 +367,13 @@ pub fn run(a: CurveArgs) -> Result<()> {
             match s.method {
                 Method::Exact => lru_rows(pass.exact.as_ref().expect("the pass drew the exact curve"), &mut rows),
                 Method::Shards(_) | Method::ShardsFixed(_) => {
-                    let key = (s.method, s.unit);
+                    let key = (s.method, s.unit, s.seed);
                     let curve = pass.shards.iter().find(|(k, _)| *k == key).map(|(_, c)| c).expect("drawn");
                     lru_rows(curve, &mut rows);
                 }
                 Method::Minisim(rate) => {
-                    let k = pass.samples.iter().position(|(k, _)| *k == (rate.to_bits(), s.unit)).expect("sampled");
+                    let key = (rate.to_bits(), s.unit, s.seed);
+                    let k = pass.samples.iter().position(|(k, _)| *k == key).expect("sampled");
                     let (_, mini_points, mini_rows) = &mut minis[k];
                     for (i, &f) in sizes.iter().enumerate() {
                         mini_points.push(MiniPoint {
@@ -382,7 +396,7 @@ pub fn run(a: CurveArgs) -> Result<()> {
                         }
                         rows.push(row);
                         let run = sim_run(&prepared, &s.policy, f, &s.device, capacity, write_miss, final_flush)?;
-                        sims.push((run, SimTarget { row: rows.len() - 1, reference: false }));
+                        add_sim(&mut sims, run, SimTarget { row: rows.len() - 1, reference: false });
                     }
                 }
             }
@@ -405,7 +419,7 @@ pub fn run(a: CurveArgs) -> Result<()> {
                 if a.error {
                     let policy: PolicyConfig = m.policy.parse().expect("a label parses back");
                     let run = sim_run(&prepared, &policy, f, &device, capacity, write_miss, final_flush)?;
-                    sims.push((run, SimTarget { row: rows.len() - 1, reference: true }));
+                    add_sim(&mut sims, run, SimTarget { row: rows.len() - 1, reference: true });
                 }
             }
         }
@@ -430,32 +444,35 @@ pub fn run(a: CurveArgs) -> Result<()> {
             Ok(())
         })?;
         bar.finish_and_clear();
-        for ((run, target), out) in sims.iter().zip(outputs) {
+        for ((run, targets), out) in sims.iter().zip(outputs) {
             let out = out.expect("no error, so every run produced its output");
-            let row = &mut rows[target.row];
-            if target.reference {
-                row.set_reference(out.counters.hit_ratio(), out.counters.page_writes());
-            } else {
-                let mut full = CurveRow::new(
-                    &CurveMeta {
-                        trace: row.trace.clone(),
-                        policy: row.policy.clone(),
-                        policy_name: row.policy_name.clone(),
-                        method: row.method,
-                        sample_rate: row.sample_rate,
-                        sample_block: row.sample_block,
-                        device: run.key().device.clone(),
-                        write_miss: row.write_miss,
-                        footprint_pages: row.footprint_pages,
-                    },
-                    row.buffer_pages,
-                    &out.counters,
-                    &out.device,
-                );
-                if let (Some(wb), Some(tb)) = (row.write_bound, row.time_bound_us) {
-                    full.set_bound(&Bound { writes: wb, reads: 0, time_ns: (tb * 1e3).round() as u64 });
+            for target in targets {
+                let row = &mut rows[target.row];
+                if target.reference {
+                    row.set_reference(out.counters.hit_ratio(), out.counters.page_writes());
+                } else {
+                    let mut full = CurveRow::new(
+                        &CurveMeta {
+                            trace: row.trace.clone(),
+                            policy: row.policy.clone(),
+                            policy_name: row.policy_name.clone(),
+                            method: row.method,
+                            sample_rate: row.sample_rate,
+                            sample_block: row.sample_block,
+                            sample_seed: row.sample_seed,
+                            device: run.key().device.clone(),
+                            write_miss: row.write_miss,
+                            footprint_pages: row.footprint_pages,
+                        },
+                        row.buffer_pages,
+                        &out.counters,
+                        &out.device,
+                    );
+                    if let (Some(wb), Some(tb)) = (row.write_bound, row.time_bound_us) {
+                        full.set_bound(&Bound { writes: wb, reads: 0, time_ns: (tb * 1e3).round() as u64 });
+                    }
+                    *row = full;
                 }
-                *row = full;
             }
         }
     }
@@ -491,22 +508,33 @@ pub fn run(a: CurveArgs) -> Result<()> {
     }
 }
 
+/// Adds `run` for `target`, or only `target` when the same run is already there.
+fn add_sim(sims: &mut Vec<(SweepRun, Vec<SimTarget>)>, run: SweepRun, target: SimTarget) {
+    match sims.iter_mut().find(|(r, _)| r.key() == run.key() && r.spec.same_requests(&run.spec)) {
+        Some((_, targets)) => targets.push(target),
+        None => sims.push((run, vec![target])),
+    }
+}
+
 /// What the pass over a trace produced.
 struct Pass {
     exact: Option<LruCurve>,
-    /// SHARDS curves by (method, sampling unit).
-    shards: Vec<((Method, u64), LruCurve)>,
-    /// Samples for miniature simulation by (rate as bits, sampling unit).
-    samples: Vec<((u64, u64), flashbuf_sim::curve::SampledTrace)>,
+    shards: Vec<(ShardsKey, LruCurve)>,
+    samples: Vec<(SampleKey, flashbuf_sim::curve::SampledTrace)>,
     kept: Option<KeptTrace>,
 }
+
+/// A SHARDS curve: method, sampling unit, seed.
+type ShardsKey = (Method, u64, u64);
+/// A sample for miniature simulation: rate (as bits), sampling unit, seed.
+type SampleKey = (u64, u64, u64);
 
 /// A row of a miniature simulation to come: its series, size, index in the sizes, device.
 type MiniRow = (CurveMeta, u64, usize, DeviceConfig);
 
 /// Decodes the trace once, feeding the exact curve, the SHARDS curves, the sample of the
 /// miniature simulations and the trace kept for the bounds.
-fn one_pass(prepared: &PreparedTrace, series: &[Series], a: &CurveArgs, exact_needed: bool, salt: u64) -> Result<Pass> {
+fn one_pass(prepared: &PreparedTrace, series: &[Series], a: &CurveArgs, exact_needed: bool) -> Result<Pass> {
     let label = &prepared.label;
     let mut exact = exact_needed.then(|| {
         let dense = if prepared.remap.is_some() || prepared.spec.page_count().is_some() {
@@ -516,10 +544,11 @@ fn one_pass(prepared: &PreparedTrace, series: &[Series], a: &CurveArgs, exact_ne
         };
         LruCurveBuilder::exact(dense.max(1))
     });
-    let mut shards: Vec<((Method, u64), LruCurveBuilder)> = Vec::new();
-    let mut samples: Vec<((u64, u64), SampleCollector)> = Vec::new();
+    let mut shards: Vec<(ShardsKey, LruCurveBuilder)> = Vec::new();
+    let mut samples: Vec<(SampleKey, SampleCollector)> = Vec::new();
     for s in series {
-        let key = (s.method, s.unit);
+        let salt = DEFAULT_SALT.wrapping_add(s.seed);
+        let key = (s.method, s.unit, s.seed);
         match s.method {
             Method::Shards(r) if !shards.iter().any(|(k, _)| *k == key) => {
                 let sampler = BlockSampler::with_rate(r, s.unit, salt).map_err(anyhow::Error::msg)?;
@@ -529,9 +558,9 @@ fn one_pass(prepared: &PreparedTrace, series: &[Series], a: &CurveArgs, exact_ne
                 let b = LruCurveBuilder::shards_fixed_size(n, s.unit, salt).map_err(anyhow::Error::msg)?;
                 shards.push((key, b));
             }
-            Method::Minisim(r) if !samples.iter().any(|(k, _)| *k == (r.to_bits(), s.unit)) => {
+            Method::Minisim(r) if !samples.iter().any(|(k, _)| *k == (r.to_bits(), s.unit, s.seed)) => {
                 let sampler = BlockSampler::with_rate(r, s.unit, salt).map_err(anyhow::Error::msg)?;
-                samples.push(((r.to_bits(), s.unit), SampleCollector::new(sampler)));
+                samples.push(((r.to_bits(), s.unit, s.seed), SampleCollector::new(sampler)));
             }
             _ => {}
         }
@@ -645,14 +674,7 @@ fn table_columns(rows: &[CurveRow], devices: usize) -> Vec<Column<CurveRow>> {
     let mut c: Vec<Column<CurveRow>> = vec![
         Column { header: "trace", cell: |r: &CurveRow| r.trace.clone(), numeric: false },
         Column { header: "policy", cell: |r: &CurveRow| r.policy.clone(), numeric: false },
-        Column {
-            header: "method",
-            cell: |r: &CurveRow| match r.method {
-                CurveMethod::Exact | CurveMethod::Simulation => r.method.name().to_string(),
-                _ => format!("{} {}% /{}", r.method.name(), pct(r.sample_rate), r.sample_block.unwrap_or(1)),
-            },
-            numeric: false,
-        },
+        Column { header: "method", cell: method_label, numeric: false },
     ];
     if devices > 1 {
         c.push(Column { header: "device", cell: |r: &CurveRow| r.device.clone(), numeric: false });
@@ -719,17 +741,38 @@ fn table_columns(rows: &[CurveRow], devices: usize) -> Vec<Column<CurveRow>> {
     c
 }
 
+fn sampled(m: CurveMethod) -> bool {
+    matches!(m, CurveMethod::Shards | CurveMethod::ShardsFixedSize | CurveMethod::Minisim)
+}
+
 /// A rate in percent with as many decimals as it needs (`1`, `0.5`, `0.123`).
 fn pct(rate: f64) -> String {
     let s = format!("{:.4}", 100.0 * rate);
     s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
+/// What identifies a curve's method across samples (a fixed-size sample ends at a rate of its
+/// own, so its rate is left out).
 fn method_key(r: &CurveRow) -> String {
-    format!("{} {} {:?}", r.method.name(), r.sample_rate, r.sample_block)
+    match r.method {
+        CurveMethod::ShardsFixedSize => format!("{} {:?}", r.method.name(), r.sample_block),
+        _ => format!("{} {} {:?}", r.method.name(), r.sample_rate, r.sample_block),
+    }
 }
 
-/// Mean absolute errors per curve (trace, policy, method, device).
+/// The method as the tables show it.
+fn method_label(r: &CurveRow) -> String {
+    match r.method {
+        CurveMethod::Exact | CurveMethod::Simulation => r.method.name().to_string(),
+        CurveMethod::ShardsFixedSize => {
+            format!("{} ≈{}% /{}", r.method.name(), pct(r.sample_rate), r.sample_block.unwrap_or(1))
+        }
+        _ => format!("{} {}% /{}", r.method.name(), pct(r.sample_rate), r.sample_block.unwrap_or(1)),
+    }
+}
+
+/// Mean absolute errors per curve (trace, policy, method, device), averaged over the samples
+/// (seeds) with the range of the hit ratio's.
 fn error_summary(rows: &[CurveRow]) -> String {
     struct Summary {
         trace: String,
@@ -737,7 +780,9 @@ fn error_summary(rows: &[CurveRow]) -> String {
         method: String,
         device: String,
         points: usize,
+        seeds: usize,
         hit: f64,
+        hit_range: (f64, f64),
         per_request: f64,
         relative: f64,
     }
@@ -755,25 +800,68 @@ fn error_summary(rows: &[CurveRow]) -> String {
                 .iter()
                 .filter(|r| r.trace == trace && r.policy == policy && method_key(r) == method && r.device == device)
                 .collect();
-            let (hit, per_request, relative) = mean_errors(&of)?;
-            let method = of[0].method;
-            let method = format!("{} {}% /{}", method.name(), pct(of[0].sample_rate), of[0].sample_block.unwrap_or(1));
-            Some(Summary { trace, policy, method, device, points: of.len(), hit, per_request, relative })
+            let mut seeds: Vec<Option<u64>> = of.iter().map(|r| r.sample_seed).collect();
+            seeds.sort_unstable();
+            seeds.dedup();
+            let per_seed: Vec<(f64, f64, f64)> = seeds
+                .iter()
+                .filter_map(|s| mean_errors(&of.iter().copied().filter(|r| r.sample_seed == *s).collect::<Vec<_>>()))
+                .collect();
+            if per_seed.is_empty() {
+                return None;
+            }
+            let n = per_seed.len() as f64;
+            let mean = |f: fn(&(f64, f64, f64)) -> f64| per_seed.iter().map(f).sum::<f64>() / n;
+            let hit_range = per_seed.iter().fold((f64::MAX, f64::MIN), |(lo, hi), e| (lo.min(e.0), hi.max(e.0)));
+            let method = method_label(of[0]);
+            Some(Summary {
+                trace,
+                policy,
+                method,
+                device,
+                points: of.len() / per_seed.len(),
+                seeds: per_seed.len(),
+                hit: mean(|e| e.0),
+                hit_range,
+                per_request: mean(|e| e.1),
+                relative: mean(|e| e.2),
+            })
         })
         .collect();
     if summaries.is_empty() {
         return String::new();
     }
-    let columns: Vec<Column<Summary>> = vec![
+    let many = summaries.iter().any(|s| s.seeds > 1);
+    let mut columns: Vec<Column<Summary>> = vec![
         Column { header: "trace", cell: |s| s.trace.clone(), numeric: false },
         Column { header: "policy", cell: |s| s.policy.clone(), numeric: false },
         Column { header: "method", cell: |s| s.method.clone(), numeric: false },
         Column { header: "device", cell: |s| s.device.clone(), numeric: false },
         Column { header: "sizes", cell: |s| s.points.to_string(), numeric: true },
-        Column { header: "MAE hit ratio (pp)", cell: |s| format!("{:.3}", 100.0 * s.hit), numeric: true },
-        Column { header: "MAE writes/request (pp)", cell: |s| format!("{:.3}", 100.0 * s.per_request), numeric: true },
-        Column { header: "mean |Δ writes| (%)", cell: |s| format!("{:.2}", 100.0 * s.relative), numeric: true },
     ];
+    if many {
+        columns.push(Column { header: "samples", cell: |s| s.seeds.to_string(), numeric: true });
+    }
+    columns.push(Column { header: "MAE hit ratio (pp)", cell: |s| format!("{:.3}", 100.0 * s.hit), numeric: true });
+    if many {
+        columns.push(Column {
+            header: "range (pp)",
+            cell: |s| format!("{:.3}–{:.3}", 100.0 * s.hit_range.0, 100.0 * s.hit_range.1),
+            numeric: true,
+        });
+    }
+    columns.extend([
+        Column {
+            header: "MAE writes/request (pp)",
+            cell: |s: &Summary| format!("{:.3}", 100.0 * s.per_request),
+            numeric: true,
+        },
+        Column {
+            header: "mean |Δ writes| (%)",
+            cell: |s: &Summary| format!("{:.2}", 100.0 * s.relative),
+            numeric: true,
+        },
+    ]);
     format!("mean absolute errors against full simulation:\n{}", flashbuf_report::format_table(&summaries, &columns))
 }
 
@@ -819,6 +907,9 @@ fn plot_curves(base: &Path, rows: &[CurveRow], force: bool) -> Result<Vec<PathBu
     }
     if distinct(|r| r.device.clone()) > 1 {
         series.push("device".into());
+    }
+    if distinct(|r| format!("{:?}", r.sample_seed)) > 1 {
+        series.push("sample_seed".into());
     }
     let (lo, hi) = rows.iter().fold((u64::MAX, 0), |(lo, hi), r| (lo.min(r.buffer_pages), hi.max(r.buffer_pages)));
     let log_x = lo > 0 && hi >= 20 * lo;

@@ -135,3 +135,83 @@ fn exact_curve_equals_simulation_on_the_oltp_trace() {
     }
     check_trace(TraceSpec::File { path, format: None });
 }
+
+fn curve_with(trace: &[Request], mut b: LruCurveBuilder) -> flashbuf_sim::curve::LruCurve {
+    for chunk in trace.chunks(1000) {
+        b.feed(chunk);
+    }
+    b.finish()
+}
+
+fn uniform(requests: u64, pages: u64, seed: u64) -> Vec<Request> {
+    let spec = TraceSpec::parse(&format!("gen:uniform,requests={requests},pages={pages},write-ratio=0.3,seed={seed}"))
+        .unwrap();
+    flashbuf_trace::collect(spec.open(&ReadOptions::default()).unwrap().source.as_mut()).unwrap()
+}
+
+/// A sample of every block, or a fixed-size sample larger than the footprint, is the exact curve.
+#[test]
+fn shards_without_sampling_is_the_exact_curve() {
+    use flashbuf_sim::sample::BlockSampler;
+    let trace = uniform(30_000, 3_000, 1);
+    let exact = curve_of(&trace, 1000);
+    let all = curve_with(&trace, LruCurveBuilder::shards(BlockSampler::with_rate(1.0, 64, 5).unwrap()));
+    let roomy = curve_with(&trace, LruCurveBuilder::shards_fixed_size(1 << 20, 64, 5).unwrap());
+    assert_eq!(roomy.rate(), 1.0);
+    for frames in (1..=3_100).step_by(37) {
+        let want = exact.at(frames, WriteMiss::Fetch, true).counters();
+        assert_eq!(all.at(frames, WriteMiss::Fetch, true).counters(), want, "fixed rate 1 at {frames}");
+        assert_eq!(roomy.at(frames, WriteMiss::Fetch, true).counters(), want, "fixed size at {frames}");
+    }
+}
+
+/// Fixed-rate SHARDS is the exact curve of the sampled requests, with each sampled distance
+/// `d` standing for `(d − 1) / R + 1` pages and each event for `1 / R`, the hits adjusted by the
+/// requests the sample over- or under-counts.
+#[test]
+fn shards_is_the_scaled_exact_curve_of_its_sample() {
+    use flashbuf_sim::sample::BlockSampler;
+    let spec = TraceSpec::parse("gen:zipf,requests=60000,pages=6000,write-ratio=0.4,seed=9").unwrap();
+    let trace = flashbuf_trace::collect(spec.open(&ReadOptions::default()).unwrap().source.as_mut()).unwrap();
+    let sampler = BlockSampler::with_rate(0.25, 4, 3).unwrap();
+    let sub: Vec<Request> = trace.iter().copied().filter(|r| sampler.keeps(r.page)).collect();
+    let exact_sub = curve_of(&sub, 500);
+    let shards = curve_with(&trace, LruCurveBuilder::shards(sampler.clone()));
+    let k = 1.0 / sampler.rate();
+    let count = |t: &[Request], w: bool| t.iter().filter(|r| r.kind.is_write() == w).count() as f64;
+    let (nr, nw) = (count(&trace, false), count(&trace, true));
+    let (sr, sw) = (count(&sub, false), count(&sub, true));
+    for frames in (1..=6100u64).step_by(13) {
+        let bin = ((frames - 1) as f64 * sampler.rate()).floor() as u64 + 1;
+        let s = exact_sub.at(bin, WriteMiss::Fetch, true);
+        let p = shards.at(frames, WriteMiss::Fetch, true);
+        let read_hits = (s.read_hits * k + nr - sr * k).clamp(0.0, nr);
+        let write_hits = ((s.hits - s.read_hits) * k + nw - sw * k).clamp(0.0, nw);
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-6 * b.abs().max(1.0);
+        assert!(close(p.read_hits, read_hits), "{frames}: read hits {} vs {read_hits}", p.read_hits);
+        assert!(close(p.hits, read_hits + write_hits), "{frames}: hits");
+        assert!(
+            close(p.page_writes(), s.page_writes() * k),
+            "{frames}: writes {} vs {}",
+            p.page_writes(),
+            s.page_writes() * k
+        );
+        assert!(close(p.flush_writes, s.flush_writes * k), "{frames}: flush");
+    }
+}
+
+/// Fixed-size SHARDS never tracks more pages than its limit, and its rate falls to about the
+/// limit over the footprint.
+#[test]
+fn fixed_size_shards_stays_within_its_limit() {
+    let trace = uniform(300_000, 50_000, 3);
+    let mut b = LruCurveBuilder::shards_fixed_size(2048, 1, 11).unwrap();
+    for chunk in trace.chunks(997) {
+        b.feed(chunk);
+        assert!(b.tracked_pages() <= 2048);
+    }
+    let rate = b.rate();
+    assert!((rate - 2048.0 / 50_000.0).abs() < 0.1 * 2048.0 / 50_000.0, "rate {rate}");
+    let c = b.finish();
+    assert!((c.footprint() as f64 / 50_000.0 - 1.0).abs() < 0.1, "estimated footprint {}", c.footprint());
+}

@@ -13,7 +13,10 @@
 //!
 //! **SHARDS** (Waldspurger et al., FAST 2015) runs the same pass over the requests of a random
 //! subset of blocks, sampled at rate `R` ([`crate::sample::BlockSampler`]): a distance `d` in
-//! the sample stands for `d / R` in the full trace, and each sampled event for `1 / R` events.
+//! the sample stands for `(d − 1) / R + 1` in the full trace — the page itself is surely in the
+//! sample, each of the `d − 1` others stands for `1 / R` pages (the paper and libCacheSim scale
+//! `d` itself, which puts every distance `1 / R − 1` pages too far) — and each sampled event for
+//! `1 / R` events.
 //! *Fixed rate* keeps `R`. *Fixed size* bounds the pages tracked: when they exceed the limit, the
 //! block with the largest hash leaves the sample and the threshold drops below its hash (so the
 //! rate falls as the trace goes on); each event is weighted by `1 / R` at its time, as
@@ -24,8 +27,8 @@
 //! follow from the adjusted hits and the weighted write-back counts.
 //!
 //! Distances are kept in *bins*: exactly the sample distance for the exact pass and fixed-rate
-//! SHARDS; for fixed size, the distance scaled to the rate of the bins, `d · R_bin / R`, rounded
-//! up, where `R_bin` follows the rate down by halvings (the histogram and the stored `M` values
+//! SHARDS; for fixed size, the distance scaled to the rate of the bins, `(d − 1) · R_bin / R`
+//! rounded up, plus 1, where `R_bin` follows the rate down by halvings (the histogram and the stored `M` values
 //! are rebinned then), so that the histogram never holds more bins than pages tracked.
 
 use flashbuf_trace::{AccessKind, Request};
@@ -246,6 +249,21 @@ impl LruCurveBuilder {
         }
     }
 
+    /// Pages tracked (on the stack) now: all distinct pages of the sample so far; for fixed
+    /// size, at most its limit.
+    pub fn tracked_pages(&self) -> u32 {
+        self.stack.len()
+    }
+
+    /// The current sampling rate (1 for the exact pass).
+    pub fn rate(&self) -> f64 {
+        match &self.mode {
+            Mode::Exact => 1.0,
+            Mode::FixedRate(s) => s.rate(),
+            Mode::FixedSize(f) => f.sampler.rate(),
+        }
+    }
+
     /// Bytes held by the pass (stack, page table, histogram).
     pub fn memory_bytes(&self) -> u64 {
         self.stack.memory_bytes() + self.slots.memory_bytes() + self.hist.memory_bytes()
@@ -253,7 +271,7 @@ impl LruCurveBuilder {
 
     #[inline]
     fn bin(&self, d: u32) -> u32 {
-        if self.scale == 1.0 { d } else { ((f64::from(d) * self.scale).ceil() as u32).max(1) }
+        if self.scale == 1.0 { d } else { (f64::from(d - 1) * self.scale).ceil() as u32 + 1 }
     }
 
     /// One sampled access; returns the page's owner code.
@@ -381,7 +399,7 @@ impl LruCurveBuilder {
     /// Moves the histogram and the stored `M` values to bins of rate `rate`.
     fn rebin(&mut self, rate: f64) {
         let ratio = rate / self.bin_rate;
-        let map = |b: u32| -> u32 { ((f64::from(b) * ratio).ceil() as u32).max(1) };
+        let map = |b: u32| -> u32 { (f64::from(b - 1) * ratio).ceil() as u32 + 1 };
         self.drain();
         let mut hist = Histogram::with_len(self.hist.len());
         for b in 1..self.hist.len() {
@@ -601,7 +619,7 @@ impl LruCurve {
         let b = if self.bin_rate == 1.0 {
             frames.min(last as u64) as usize
         } else {
-            ((frames as f64 * self.bin_rate * (1.0 + 1e-12)).floor() as u64).min(last as u64) as usize
+            (((frames - 1) as f64 * self.bin_rate * (1.0 + 1e-12)).floor() as u64 + 1).min(last as u64) as usize
         };
         let [nr, nw] = self.requests.map(|n| n as f64);
         // SHARDS adjustment: the requests the sample misses or over-counts are hits.

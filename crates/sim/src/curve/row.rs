@@ -29,6 +29,8 @@ pub struct CurveRow {
     /// Pages of the sampling unit (sampled methods): requests are kept or dropped a whole unit
     /// at a time.
     pub sample_block: Option<u64>,
+    /// Seed of the sampling hash (sampled methods).
+    pub sample_seed: Option<u64>,
     /// Device label.
     pub device: String,
     /// Write-miss mode.
@@ -96,6 +98,8 @@ pub struct CurveMeta {
     pub sample_rate: f64,
     /// Pages of the sampling unit (sampled methods).
     pub sample_block: Option<u64>,
+    /// Seed of the sampling hash (sampled methods).
+    pub sample_seed: Option<u64>,
     /// Device label.
     pub device: String,
     /// Write-miss mode.
@@ -114,6 +118,7 @@ impl CurveRow {
             method: meta.method,
             sample_rate: meta.sample_rate,
             sample_block: meta.sample_block,
+            sample_seed: meta.sample_seed,
             device: meta.device.clone(),
             write_miss: meta.write_miss,
             buffer_pages: frames,
