@@ -14,7 +14,6 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
@@ -27,7 +26,7 @@ use flashbuf_sim::curve::{
     CurveMeta, CurveMethod, CurveRow, LruCurve, LruCurveBuilder, MiniPoint, SampleCollector, ideal_device_stats,
     mean_errors, minisim,
 };
-use flashbuf_sim::prepare::{Ask, Needs, PreparedTrace, RemapMode, Warmup, extent_pages, prepare};
+use flashbuf_sim::prepare::{Ask, Needs, PreparedTrace, RemapMode, extent_pages, prepare};
 use flashbuf_sim::sample::{BlockSampler, DEFAULT_SALT};
 use flashbuf_sim::sweep::{BufferSize, SweepRun, memory_budget, run_scheduled, schedule};
 use flashbuf_sim::{GroupEvent, WriteMiss};
@@ -295,7 +294,7 @@ pub fn run(a: CurveArgs) -> Result<()> {
         let needs = Needs {
             distinct_pages: sizes_need_footprint && !exact_needed && spec.rereadable(),
             page_space: sim_on_flash && capacity.is_none(),
-            ..Needs::of(&[], &[], capacity, Warmup::Requests(0))
+            requests: false,
         };
         let bar = crate::progress::bar(0, "requests", a.quiet);
         let ask = Ask { needs, remap: a.remap, extent_pages: extent };
@@ -431,12 +430,10 @@ pub fn run(a: CurveArgs) -> Result<()> {
         let known = runs.iter().all(|r| r.requests > 0);
         let total = if known { runs.iter().map(|r| r.requests).sum() } else { 0 };
         let bar = crate::progress::bar(total, "requests simulated", a.quiet);
-        let announced = Mutex::new(false);
-        let events = |e: GroupEvent<'_>| match e {
-            GroupEvent::Opened { .. } => {
-                let _ = announced.lock().map(|mut a| *a = true);
+        let events = |e: GroupEvent<'_>| {
+            if let GroupEvent::Simulated(n) = e {
+                bar.inc(n)
             }
-            GroupEvent::Simulated(n) => bar.inc(n),
         };
         let mut outputs: Vec<Option<flashbuf_sim::RunOutput>> = vec![None; runs.len()];
         run_scheduled(&runs, &plan, jobs, &events, &mut |i, _, out| {
