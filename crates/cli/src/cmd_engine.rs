@@ -1,14 +1,19 @@
 //! `flashbuf engine`: the storage engine. `engine bench` runs the CFDC paper's transaction
 //! workload (B+-tree of one million records; point and range queries and updates) for every
 //! combination of policies × buffer sizes, one result row each, on simulated flash or a file.
+//!
+//! Every size is checked against what it needs (memory, disk, buffer, log) for every run
+//! before the first run starts. With `--file`, the database lives in a scratch file next to the
+//! given path; the given path is touched only to be replaced by the finished database with
+//! `--keep-file --force`, and only if it is a regular file.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand, ValueEnum};
 use flashbuf_engine::store::StoreSpec;
-use flashbuf_engine::workload::{WorkloadConfig, WorkloadResult, run_workload, with_window};
+use flashbuf_engine::workload::{DEFAULT_LOG_BYTES, WorkloadConfig, WorkloadResult, run_workload, with_window};
 use flashbuf_flash::{DeviceConfig, DeviceKind, NandPreset};
 use flashbuf_policy::PolicyConfig;
 
@@ -57,17 +62,26 @@ struct BenchArgs {
     /// Log blocks of the `bast` and `fast` devices.
     #[arg(long, default_value_t = 8)]
     log_blocks: u32,
-    /// Use a real file at this path instead of a simulated device (direct I/O where the file
-    /// system allows it). The file is created for each run and removed at the end unless
-    /// --keep-file.
+    /// Use a real file instead of a simulated device (direct I/O where the file system allows
+    /// it). Each run creates its database in a scratch file next to PATH and removes it
+    /// afterwards; PATH itself is only written by --keep-file. Symbolic links and special files
+    /// (FIFOs, devices, sockets, directories) are refused.
     #[arg(long, value_name = "PATH")]
     file: Option<PathBuf>,
     /// With --file: buffered I/O instead of direct I/O.
     #[arg(long)]
     buffered: bool,
-    /// With --file: keep the database file after the last run.
+    /// With --file: move the last run's database to PATH when every run succeeded (an existing
+    /// regular file there is replaced only with --force).
     #[arg(long)]
     keep_file: bool,
+    /// The write-ahead log: `on` (a crash-safe engine: every update is durable when its
+    /// transaction commits) or `off` (the paper's setup: file, buffer and index managers only).
+    #[arg(long, value_enum, default_value_t = Wal::On)]
+    wal: Wal,
+    /// Size of the write-ahead log in MiB (on the same store, after the database).
+    #[arg(long, value_name = "MIB", default_value_t = DEFAULT_LOG_BYTES >> 20)]
+    log_mb: u64,
     /// Records in the database (keys 0..N).
     #[arg(long, default_value_t = 1_000_000)]
     records: u64,
@@ -93,8 +107,9 @@ struct BenchArgs {
     /// Number of range transactions, split between queries and updates as before (Fig. 8).
     #[arg(long)]
     scans: Option<u64>,
-    /// Window of the policies that have one (CFDC `pw`, CFLRU `w`), as a fraction of the
-    /// buffer (Fig. 9); other policies are run unchanged.
+    /// Window of the policies that have one (CFDC `pw`, CFLRU and CFLRU/C `w`), as a fraction
+    /// of the buffer between 0 and 1 (Fig. 9); policies without one run unchanged, and at least
+    /// one policy must have one.
     #[arg(long)]
     window: Option<f64>,
     /// Worker threads running transactions.
@@ -125,12 +140,21 @@ struct BenchArgs {
     /// Write the output to this file instead of standard output (appears only when complete).
     #[arg(short = 'o', long = "out", value_name = "FILE")]
     out: Option<PathBuf>,
-    /// Overwrite the output file, the trace file and the --file database if they exist.
+    /// Overwrite the output file and the trace file if they exist, and let --keep-file replace
+    /// an existing regular file at the --file path.
     #[arg(long)]
     force: bool,
     /// No progress messages.
     #[arg(short, long)]
     quiet: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Wal {
+    /// A write-ahead log.
+    On,
+    /// No log.
+    Off,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -149,10 +173,8 @@ pub fn run(a: EngineArgs) -> Result<()> {
     }
 }
 
-fn store_spec(a: &BenchArgs) -> Result<StoreSpec> {
-    if let Some(path) = &a.file {
-        return Ok(StoreSpec::File { path: path.clone(), direct: !a.buffered });
-    }
+/// The simulated store `--device` and `--preset` describe.
+fn sim_spec(a: &BenchArgs) -> Result<StoreSpec> {
     if a.device == "memory" {
         return Ok(StoreSpec::Memory);
     }
@@ -161,33 +183,117 @@ fn store_spec(a: &BenchArgs) -> Result<StoreSpec> {
     Ok(StoreSpec::Sim(DeviceConfig { kind, preset, log_blocks: a.log_blocks, ..Default::default() }))
 }
 
+/// What is at `path`: refuses symbolic links and anything but a regular file; `Ok(true)` when a
+/// regular file is there, `Ok(false)` when nothing is.
+fn regular_or_absent(path: &Path, what: &str) -> Result<bool> {
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(anyhow::Error::new(e).context(format!("{what} {}", path.display()))),
+        Ok(m) => {
+            let t = m.file_type();
+            if t.is_symlink() {
+                bail!(
+                    "{what} {} is a symbolic link; refusing to use it (give the path of a regular file)",
+                    path.display()
+                );
+            }
+            if t.is_file() {
+                return Ok(true);
+            }
+            let kind = if t.is_dir() {
+                "a directory"
+            } else {
+                use std::os::unix::fs::FileTypeExt;
+                if t.is_fifo() {
+                    "a FIFO"
+                } else if t.is_char_device() || t.is_block_device() {
+                    "a device"
+                } else if t.is_socket() {
+                    "a socket"
+                } else {
+                    "not a regular file"
+                }
+            };
+            bail!("{what} {} is {kind}; only a regular file may be replaced", path.display())
+        }
+    }
+}
+
+/// The scratch database next to `path`: `.<name>.flashbuf-bench-<pid>` in its directory.
+fn scratch_path(path: &Path) -> Result<PathBuf> {
+    let name = path.file_name().with_context(|| format!("--file {}: not a file name", path.display()))?;
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if !dir.is_dir() {
+        bail!("--file {}: directory {} does not exist", path.display(), dir.display());
+    }
+    Ok(dir.join(format!(".{}.flashbuf-bench-{}", name.to_string_lossy(), std::process::id())))
+}
+
+/// The window option applied to `policies`: a fraction in 0..=1, set on every policy that has
+/// a window (CFDC `pw`, CFLRU `w`); an error when none has one.
+fn apply_window(policies: Vec<PolicyConfig>, window: Option<f64>) -> Result<Vec<PolicyConfig>> {
+    let Some(w) = window else { return Ok(policies) };
+    if !(0.0..=1.0).contains(&w) {
+        bail!("--window {w}: the window is a fraction of the buffer, between 0 and 1 (e.g. 0.25)");
+    }
+    let mut any = false;
+    let mut out = Vec::with_capacity(policies.len());
+    for p in policies {
+        match with_window(&p, w) {
+            Ok(q) => {
+                any = true;
+                out.push(q);
+            }
+            // No window parameter: this policy runs unchanged.
+            Err(flashbuf_engine::WorkloadError::Config(_)) => out.push(p),
+            Err(e) => return Err(anyhow::Error::new(e).context(format!("--window {w}"))),
+        }
+    }
+    if !any {
+        let names: Vec<String> = out.iter().map(|p| p.label()).collect();
+        bail!(
+            "--window {w}: none of the policies ({}) has a window parameter (CFDC pw, CFLRU w); give one that has",
+            names.join(", ")
+        );
+    }
+    Ok(out)
+}
+
 fn bench(a: BenchArgs) -> Result<()> {
     let policies: Vec<PolicyConfig> = if a.policies.is_empty() {
         DEFAULT_POLICIES.iter().filter_map(|p| p.parse().ok()).collect()
     } else {
         parse_policies(&a.policies)?
     };
-    let policies: Vec<PolicyConfig> = match a.window {
-        Some(w) => policies.iter().map(|p| with_window(p, w).unwrap_or_else(|_| p.clone())).collect(),
-        None => policies,
-    };
+    let policies = apply_window(policies, a.window)?;
     let buffers = parse_buffers(&a.buffers)?;
-    let spec = store_spec(&a)?;
-    let mut out_file = a.out.as_deref().map(|p| OutputFile::create(p, a.force)).transpose()?;
-    if let Some(path) = &a.file
-        && path.exists()
-        && !a.force
-    {
-        bail!("{} already exists; use --force to let the benchmark replace it", path.display());
-    }
+    // Where each run's database lives: a scratch file next to --file, or a simulated device.
+    let (spec, scratch) = match &a.file {
+        Some(path) => {
+            let exists = regular_or_absent(path, "--file")?;
+            if exists && a.keep_file && !a.force {
+                bail!("{} already exists; use --force to let --keep-file replace it", path.display());
+            }
+            let scratch = scratch_path(path)?;
+            (StoreSpec::File { path: scratch.clone(), direct: !a.buffered }, Some(scratch))
+        }
+        None => (sim_spec(&a)?, None),
+    };
     if let Some(path) = &a.record_trace {
         if policies.len() * buffers.len() != 1 {
             bail!("--record-trace records one run: give one policy and one buffer size");
         }
-        if path.exists() && !a.force {
+        if regular_or_absent(path, "--record-trace")? && !a.force {
             bail!("{} already exists; use --force to overwrite it", path.display());
         }
     }
+    if let Some(path) = &a.out {
+        regular_or_absent(path, "--out")?;
+    }
+    let mut out_file = a.out.as_deref().map(|p| OutputFile::create(p, a.force)).transpose()?;
 
     let mut base = WorkloadConfig::baseline(policies[0].clone());
     base.records = a.records;
@@ -209,42 +315,82 @@ fn bench(a: BenchArgs) -> Result<()> {
     if let Some(u) = a.update_intensity {
         base = base.with_update_intensity(u)?;
     }
+    flashbuf_engine::page::check_page_size(a.page_size)?;
+    base.log_pages = match a.wal {
+        Wal::Off => 0,
+        Wal::On => a
+            .log_mb
+            .checked_mul(1 << 20)
+            .map(|bytes| bytes / a.page_size as u64)
+            .with_context(|| format!("--log-mb {}: too large", a.log_mb))?,
+    };
     let db_pages = base.database_pages()?;
 
+    // Every run's configuration, checked before the first one starts.
+    let mut configs = Vec::with_capacity(policies.len() * buffers.len());
+    for policy in &policies {
+        for b in &buffers {
+            let frames = b.pages(a.page_size as u64, Some(db_pages)).map_err(anyhow::Error::msg)?;
+            let frames = usize::try_from(frames)
+                .map_err(|_| anyhow::anyhow!("buffer of {frames} pages: more than this machine can address"))?;
+            let mut config = base.clone();
+            config.policy = policy.clone();
+            config.buffer_pages = frames;
+            config.validate().with_context(|| format!("{} with {frames} buffer pages", policy.label()))?;
+            config.check_resources(&spec).with_context(|| format!("{} with {frames} buffer pages", policy.label()))?;
+            configs.push(config);
+        }
+    }
+
+    // Rows and messages name the path the user gave, not the scratch file next to it.
+    let store_label = match &a.file {
+        Some(path) => format!("file:{}{}", path.display(), if a.buffered { " (buffered)" } else { "" }),
+        None => spec.label(),
+    };
     let mut rows = Vec::new();
-    let result = (|| -> Result<()> {
-        for policy in &policies {
-            for b in &buffers {
-                let frames = usize::try_from(b.pages(a.page_size as u64, Some(db_pages)).map_err(anyhow::Error::msg)?)
-                    .context("buffer too large")?;
-                let mut config = base.clone();
-                config.policy = policy.clone();
-                config.buffer_pages = frames;
-                if !a.quiet {
-                    eprintln!(
-                        "flashbuf: {} with {frames} buffer pages on {}: loading {} records, then {} transactions",
-                        policy.label(),
-                        spec.label(),
-                        config.records,
-                        config.transactions()
-                    );
-                }
-                let row = run_workload(&config, &spec)
-                    .with_context(|| format!("{} with {frames} buffer pages on {}", policy.label(), spec.label()))?;
-                if !a.quiet && !row.note.is_empty() {
-                    eprintln!("flashbuf: warning: {}", row.note);
-                }
-                rows.push(row);
+    for (i, config) in configs.iter().enumerate() {
+        let (label, frames) = (config.policy.label(), config.buffer_pages);
+        if !a.quiet {
+            eprintln!(
+                "flashbuf: {label} with {frames} buffer pages on {store_label}{}: loading {} records, then {} transactions",
+                if config.log_pages > 0 { " with a write-ahead log" } else { "" },
+                config.records,
+                config.transactions()
+            );
+        }
+        let result = run_workload(config, &spec);
+        if let Some(scratch) = &scratch {
+            // The scratch database is ours: the last one is kept with --keep-file when every
+            // run succeeded; otherwise it goes, whatever happened.
+            let keep = a.keep_file && result.is_ok() && i + 1 == configs.len();
+            if !keep {
+                let _ = std::fs::remove_file(scratch);
             }
         }
-        Ok(())
-    })();
-    if let Some(path) = &a.file
-        && !a.keep_file
-    {
-        let _ = std::fs::remove_file(path);
+        let mut row = result.with_context(|| format!("{label} with {frames} buffer pages on {store_label}"))?;
+        row.store = store_label.clone();
+        if !a.quiet && !row.note.is_empty() {
+            eprintln!("flashbuf: warning: {}", row.note);
+        }
+        rows.push(row);
     }
-    result?;
+    if let (Some(path), Some(scratch)) = (&a.file, &scratch)
+        && a.keep_file
+    {
+        // Checked again right before the move: rename replaces a link or file at `path`
+        // itself, never what a link points to.
+        let replace = regular_or_absent(path, "--file");
+        let moved = replace.and_then(|exists| {
+            if exists && !a.force {
+                bail!("{} appeared during the run; use --force to replace it", path.display());
+            }
+            std::fs::rename(scratch, path).with_context(|| format!("moving the database to {}", path.display()))
+        });
+        if let Err(e) = moved {
+            let _ = std::fs::remove_file(scratch);
+            return Err(e);
+        }
+    }
 
     let mut buf = Vec::new();
     match a.output {
@@ -256,10 +402,10 @@ fn bench(a: BenchArgs) -> Result<()> {
         Some(mut f) => {
             f.write_all(&buf)?;
             f.commit()?;
+            Ok(())
         }
-        None => std::io::stdout().write_all(&buf)?,
+        None => crate::output::write(&buf),
     }
-    Ok(())
 }
 
 /// The columns of the engine's result table.
@@ -275,6 +421,7 @@ const ENGINE_COLUMNS: &[Column<WorkloadResult>] = &[
     Column { header: "page reads", cell: |r| thousands(r.page_reads), numeric: true },
     Column { header: "page flushes", cell: |r| thousands(r.page_flushes), numeric: true },
     Column { header: "µs/flush", cell: |r| format!("{:.1}", r.avg_flush_us), numeric: true },
+    Column { header: "log writes", cell: |r| thousands(r.log_writes), numeric: true },
     Column { header: "erases", cell: |r| thousands(r.erases), numeric: true },
     Column {
         header: "merges s/p/f",

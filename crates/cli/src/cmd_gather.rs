@@ -8,6 +8,7 @@
 //!   and page-mapped FTLs (and optionally a real file), for pool sizes from 5% to 300%, with the
 //!   model beside each measurement (Figs. 5–7).
 
+use crate::output::outln;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -154,12 +155,13 @@ fn explain_file_error(e: flashbuf_flash::StoreError) -> anyhow::Error {
     }
 }
 
-fn print_probe_header() {
-    println!("{:>9} {:>8} {:>12} {:>12} {:>12} {:>10}", "distance", "writes", "median µs", "p99 µs", "mean µs", "IOPS");
+fn print_probe_header() -> Result<()> {
+    outln!("{:>9} {:>8} {:>12} {:>12} {:>12} {:>10}", "distance", "writes", "median µs", "p99 µs", "mean µs", "IOPS");
+    Ok(())
 }
 
-fn print_probe_row(r: &ProbeRow) {
-    println!(
+fn print_probe_row(r: &ProbeRow) -> Result<()> {
+    outln!(
         "{:>9} {:>8} {:>12.1} {:>12.1} {:>12.1} {:>10.0}",
         r.pattern.to_string(),
         r.writes,
@@ -168,6 +170,7 @@ fn print_probe_row(r: &ProbeRow) {
         r.mean_ns / 1e3,
         r.iops
     );
+    Ok(())
 }
 
 fn probe(a: ProbeArgs) -> Result<()> {
@@ -180,7 +183,7 @@ fn probe(a: ProbeArgs) -> Result<()> {
     opts.file = FileOptions { direct: !a.no_direct, sync_each_write: a.sync };
     let mut pf = open_probe_file(&opts).map_err(explain_file_error)?;
     let file = pf.store.inner();
-    println!(
+    outln!(
         "file: {} ({} MiB{}, {} sectors of {} B probed after a marker sector)",
         a.file.display(),
         pf.size_bytes >> 20,
@@ -188,7 +191,7 @@ fn probe(a: ProbeArgs) -> Result<()> {
         flashbuf_flash::PageStore::pages(&pf.store),
         a.sector
     );
-    println!(
+    outln!(
         "I/O: {}{}; preconditioned (written fully once); {} warm-up + {} timed writes per pattern, queue depth 1",
         if file.is_direct() { "direct" } else { "buffered" },
         if a.sync { " + fdatasync per write" } else { "" },
@@ -199,11 +202,14 @@ fn probe(a: ProbeArgs) -> Result<()> {
         eprintln!("flashbuf: warning: {why}");
     }
     let cfg = ProbeConfig { distances, random: !a.no_random, writes: a.writes, warmup: a.warmup, seed: a.seed };
-    print_probe_header();
+    print_probe_header()?;
+    let mut printing: Result<()> = Ok(());
     let rows = probe_store(&mut pf.store, &cfg, &mut |r| {
-        print_probe_row(r);
-        let _ = std::io::stdout().flush();
+        if printing.is_ok() {
+            printing = print_probe_row(r);
+        }
     })?;
+    printing?;
     if let Some(f) = out.as_mut() {
         writeln!(f, "{}", ProbeRow::CSV_HEADER)?;
         for r in &rows {
@@ -265,11 +271,18 @@ fn model(a: ModelArgs) -> Result<()> {
         }
         None => CostCurve::parametric(a.dmax, a.random_cost * 1e3)?,
     };
-    println!("|L| = {} sectors; {}", a.logical, curve.describe());
-    println!("random writes without the layer: {:.1} writes/s", 1e9 / curve.random_ns());
-    println!(
+    outln!("|L| = {} sectors; {}", a.logical, curve.describe());
+    outln!("random writes without the layer: {:.1} writes/s", 1e9 / curve.random_ns());
+    outln!(
         "{:>8} {:>10} {:>10} {:>12} {:>9} {:>10} {:>12} {:>9}",
-        "pool %", "|P|", "E[d]", "writes/s", "speedup", "E[d] sweep", "sweep w/s", "speedup"
+        "pool %",
+        "|P|",
+        "E[d]",
+        "writes/s",
+        "speedup",
+        "E[d] sweep",
+        "sweep w/s",
+        "speedup"
     );
     let mut csv = String::from(
         "logical_sectors,pool_percent,pool_sectors,mean_distance,cost_avg_us,writes_per_s,sweep_mean_distance,\
@@ -278,7 +291,7 @@ fn model(a: ModelArgs) -> Result<()> {
     for pc in pools {
         let pool = PoolSize::Percent(pc).sectors(a.logical)?;
         let p = predict(a.logical, pool, &curve)?;
-        println!(
+        outln!(
             "{:>8} {:>10} {:>10.3} {:>12.1} {:>8.2}× {:>10.3} {:>12.1} {:>8.2}×",
             pc,
             pool,
@@ -303,7 +316,7 @@ fn model(a: ModelArgs) -> Result<()> {
             p.random_writes_per_s
         );
     }
-    println!(
+    outln!(
         "(E[d] and writes/s: the paper's model, pool sectors uniformly placed; sweep: the forward-only steady state)"
     );
     if let Some(mut f) = out {
@@ -371,8 +384,8 @@ struct BenchArgs {
     quiet: bool,
 }
 
-fn print_rows_header(real: bool) {
-    println!(
+fn print_rows_header(real: bool) -> Result<()> {
+    outln!(
         "{:<24} {:>6} {:>7} {:>11} {:>11} {:>7} {:>7} {:>8} {:>9} {:>7} {:>11} {:>11} {:>8}",
         "device",
         "mode",
@@ -388,14 +401,15 @@ fn print_rows_header(real: bool) {
         "sweep w/s",
         "speedup"
     );
+    Ok(())
 }
 
-fn print_row(r: &ExperimentRow) {
+fn print_row(r: &ExperimentRow) -> Result<()> {
     let label = match r.device.char_indices().rev().nth(22) {
         Some((i, _)) if r.device.chars().count() > 24 => format!("…{}", &r.device[i..]),
         _ => r.device.clone(),
     };
-    println!(
+    outln!(
         "{:<24} {:>6} {:>7} {:>11.1} {:>11.1} {:>7} {:>7} {:>8} {:>9} {:>7.3} {:>11.1} {:>11.1} {:>7.2}×",
         label,
         r.mode.name(),
@@ -411,6 +425,7 @@ fn print_row(r: &ExperimentRow) {
         r.sweep_model_writes_per_s,
         r.speedup
     );
+    Ok(())
 }
 
 fn bench(a: BenchArgs) -> Result<()> {
@@ -440,10 +455,14 @@ fn bench(a: BenchArgs) -> Result<()> {
     let mut all_rows = Vec::new();
 
     if !devices.is_empty() {
-        println!(
+        outln!(
             "simulated: {} logical sectors of {} B, uniform random writes (seed {}), {} warm-up passes, {} timed writes; \
              cost(d) probed per device for the model",
-            cfg.logical_sectors, cfg.sector_bytes, cfg.seed, cfg.warmup_passes, cfg.measure_writes
+            cfg.logical_sectors,
+            cfg.sector_bytes,
+            cfg.seed,
+            cfg.warmup_passes,
+            cfg.measure_writes
         );
         let pool = rayon::ThreadPoolBuilder::new().num_threads(a.jobs.unwrap_or(0)).build()?;
         let bar = crate::progress::bar((devices.len() * (pools.len() + 2)) as u64, "runs", a.quiet);
@@ -485,15 +504,15 @@ fn bench(a: BenchArgs) -> Result<()> {
         done.sort_by_key(|(i, order, _)| (*i, *order));
         let mut rows: Vec<ExperimentRow> = done.into_iter().map(|(_, _, r)| r).collect();
         experiment::fill_speedups(&mut rows);
-        print_rows_header(false);
+        print_rows_header(false)?;
         for (i, r) in rows.iter().enumerate() {
             if i > 0 && rows[i - 1].device != r.device {
-                println!();
+                outln!();
             }
-            print_row(r);
+            print_row(r)?;
         }
         for (d, c) in devices.iter().zip(&curves) {
-            println!("cost curve of {}: {}", d.label(), c.describe());
+            outln!("cost curve of {}: {}", d.label(), c.describe());
         }
         all_rows.extend(rows);
     }
@@ -507,8 +526,8 @@ fn bench(a: BenchArgs) -> Result<()> {
         fc.measure_writes = a.file_writes;
         fc.seed = a.seed;
         let needed = (fc.sectors_needed()? + 1) * fc.sector_bytes as u64;
-        println!();
-        println!(
+        outln!();
+        outln!(
             "file {}: {} logical sectors of {} B ({} B of payload through the layer), file of {} MiB (default size \
              {} MiB for probes), {}{}",
             path.display(),
@@ -520,21 +539,24 @@ fn bench(a: BenchArgs) -> Result<()> {
             if a.no_direct { "buffered" } else { "direct I/O" },
             if a.sync { " + fdatasync per write" } else { "" }
         );
-        print_rows_header(true);
+        print_rows_header(true)?;
+        let mut printing: Result<()> = Ok(());
         let res = experiment::run_file(&fc, &mut |r| {
-            print_row(r);
-            let _ = std::io::stdout().flush();
+            if printing.is_ok() {
+                printing = print_row(r);
+            }
         })
         .map_err(explain_file_error)?;
+        printing?;
         if let Some(why) = &res.fallback_reason {
             eprintln!("flashbuf: warning: {why}");
         }
-        println!("cost curve of the file (probed first):");
-        print_probe_header();
+        outln!("cost curve of the file (probed first):");
+        print_probe_header()?;
         for r in &res.probe {
-            print_probe_row(r);
+            print_probe_row(r)?;
         }
-        println!("(speedups of the file rows are against the file's direct row)");
+        outln!("(speedups of the file rows are against the file's direct row)");
         all_rows.extend(res.rows);
     }
 

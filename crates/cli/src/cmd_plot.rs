@@ -1,6 +1,7 @@
 //! `flashbuf plot RESULTS.csv --x COLUMN --y COLUMN [--series COLUMN]`: an SVG and a PNG
 //! figure from any CSV file with a header line (see `docs/plots.md`).
 
+use crate::output::outln;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Result, bail};
@@ -102,7 +103,7 @@ pub fn run(a: PlotArgs) -> Result<()> {
     }
     let table = CsvTable::read(&a.csv)?;
     for p in plot(&table, &spec, &base)? {
-        println!("{}", p.display());
+        outln!("{}", p.display());
     }
     Ok(())
 }

@@ -27,6 +27,10 @@ pub struct ReproduceArgs {
     /// No progress bar.
     #[arg(short, long)]
     quiet: bool,
+    /// Replace existing reports (and their CSVs and plots); without it an existing report,
+    /// which may hold your edits, is refused before anything runs.
+    #[arg(long)]
+    force: bool,
 }
 
 struct Bar(ProgressBar);
@@ -46,6 +50,9 @@ impl Progress for Bar {
 pub fn run(a: ReproduceArgs) -> Result<()> {
     let papers: Vec<Paper> =
         if a.paper == "all" { Paper::ALL.to_vec() } else { vec![a.paper.parse().map_err(anyhow::Error::msg)?] };
+    for &paper in &papers {
+        flashbuf_reproduce::check_existing(paper, &a.out, a.force)?;
+    }
     let traces_dir = a.traces.is_dir().then(|| a.traces.clone());
     if traces_dir.is_none() && !a.quiet {
         eprintln!("flashbuf: {} not found: experiments on the shared real traces are skipped", a.traces.display());
@@ -53,7 +60,13 @@ pub fn run(a: ReproduceArgs) -> Result<()> {
     let pool = rayon::ThreadPoolBuilder::new().num_threads(a.jobs.unwrap_or(0)).build()?;
     for paper in papers {
         let bar = Bar(crate::progress::bar(0, "requests", a.quiet));
-        let opts = Options { out: a.out.clone(), quick: a.quick, traces_dir: traces_dir.clone(), progress: &bar };
+        let opts = Options {
+            out: a.out.clone(),
+            quick: a.quick,
+            traces_dir: traces_dir.clone(),
+            progress: &bar,
+            force: a.force,
+        };
         let started = std::time::Instant::now();
         let report = pool.install(|| reproduce(paper, &opts))?;
         bar.0.finish_and_clear();

@@ -148,6 +148,7 @@ pub fn run(a: RunArgs) -> Result<()> {
         bail!("--bound reads the trace again after the runs, which a trace read from a pipe cannot be");
     }
 
+    let memory = flashbuf_sim::sweep::total_memory();
     let mut runs: Vec<SweepRun> = Vec::new();
     for t in &a.traces {
         let spec = TraceSpec::parse(t).with_context(|| format!("trace '{t}'"))?;
@@ -173,6 +174,7 @@ pub fn run(a: RunArgs) -> Result<()> {
                     spec.final_flush = !a.no_final_flush;
                     spec.warmup = warmup;
                     spec.interval = a.interval;
+                    spec.check_memory(memory).map_err(anyhow::Error::msg)?;
                     runs.push(SweepRun::new(spec, prepared.requests.unwrap_or(0)));
                 }
             }

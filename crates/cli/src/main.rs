@@ -63,6 +63,13 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // Ctrl-C or SIGTERM: remove the temporary files of outputs being written, then end as an
+    // interrupted program does (exit status 130). Outputs appear only when complete, so nothing
+    // half-written is left either way.
+    let _ = ctrlc::set_handler(|| {
+        flashbuf_trace::output::remove_temporaries();
+        std::process::exit(130);
+    });
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(a) => cmd_run::run(a),

@@ -20,3 +20,15 @@ pub fn write(bytes: &[u8]) -> Result<()> {
 pub fn print(text: &str) -> Result<()> {
     write(text.as_bytes())
 }
+
+/// `println!` that ends the program quietly on a closed pipe and returns an error on a full
+/// disk (see [`write`]); use inside functions returning `anyhow::Result`.
+macro_rules! outln {
+    () => {
+        $crate::output::print("\n")?
+    };
+    ($($arg:tt)*) => {
+        $crate::output::print(&format!("{}\n", format_args!($($arg)*)))?
+    };
+}
+pub(crate) use outln;

@@ -46,7 +46,7 @@ fn csv_rows(o: &Output) -> Vec<Vec<String>> {
     let text = stdout(o);
     let mut r = csv::Reader::from_reader(text.as_bytes());
     let header: Vec<String> = r.headers().unwrap().iter().map(str::to_string).collect();
-    let skip = ["trace", "elapsed_s", "cpu_s", "runtime_s", "requests_per_s"];
+    let skip = ["trace", "run_id", "elapsed_s", "cpu_s", "runtime_s", "requests_per_s"];
     r.records()
         .map(|rec| {
             rec.unwrap()

@@ -39,3 +39,30 @@ fn reproduce_all_quick_writes_every_report_and_plot() {
         assert!(plots >= 3, "{paper}: only {plots} plots");
     }
 }
+
+#[test]
+fn an_existing_report_is_kept_unless_forced() {
+    let out = tempfile::tempdir().unwrap();
+    let dir = out.path().join("gather");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("REPORT.md"), "my edits").unwrap();
+    let run = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_flashbuf"))
+            .env("FLASHBUF_CACHE_DIR", std::env::temp_dir().join(format!("flashbuf-test-cache-{}", std::process::id())))
+            .args(["reproduce", "gather", "--quick", "-q", "--out"])
+            .arg(out.path())
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let o = run(&[]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && stderr.contains("REPORT.md: a report is already there") && stderr.contains("--force"),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read_to_string(dir.join("REPORT.md")).unwrap(), "my edits");
+    let o = run(&["--force"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(std::fs::read_to_string(dir.join("REPORT.md")).unwrap().starts_with("# "));
+}

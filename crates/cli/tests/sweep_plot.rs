@@ -291,3 +291,73 @@ fn plot_draws_sweep_results_and_refuses_to_overwrite() {
     let e = stderr(&o);
     assert!(!o.status.success() && e.contains("no row has policy=arc"), "{e}");
 }
+
+/// The lines of a result file with the timing fields blanked (CSV: by column; JSON: by key).
+fn without_timing(path: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(path).unwrap();
+    if path.extension().is_some_and(|e| e == "jsonl") {
+        return text
+            .lines()
+            .map(|l| {
+                let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+                for k in TIMING {
+                    v[k] = serde_json::Value::Null;
+                }
+                v.to_string()
+            })
+            .collect();
+    }
+    let mut r = csv::ReaderBuilder::new().has_headers(false).from_reader(text.as_bytes());
+    let recs: Vec<Vec<String>> = r.records().map(|rec| rec.unwrap().iter().map(str::to_string).collect()).collect();
+    let header = recs[0].clone();
+    recs.into_iter()
+        .map(|r| {
+            r.iter()
+                .zip(&header)
+                .map(|(v, h)| if TIMING.contains(&h.as_str()) { "" } else { v.as_str() })
+                .collect::<Vec<_>>()
+                .join(",")
+        })
+        .collect()
+}
+
+#[test]
+fn a_sweep_in_three_shards_merges_into_exactly_the_unsharded_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let conf = dir.path().join("s.toml");
+    std::fs::write(&conf, config()).unwrap();
+    let whole = dir.path().join("whole");
+    ok(&flashbuf(&["sweep", "-q", conf.to_str().unwrap(), "--out", whole.to_str().unwrap()]));
+    let sharded = dir.path().join("sharded");
+    let mut counts = Vec::new();
+    for i in 1..=3 {
+        let shard = format!("{i}/3");
+        ok(&flashbuf(&["sweep", "-q", conf.to_str().unwrap(), "--out", sharded.to_str().unwrap(), "--shard", &shard]));
+        let part = sharded.join(format!("shard-{i}-of-3")).join("results.csv");
+        counts.push(std::fs::read_to_string(&part).unwrap().lines().count() - 1);
+    }
+    assert_eq!(counts, [8, 8, 8], "24 runs, disjoint shards");
+    // Merging before every shard ran is refused; then all three merge.
+    let partial = flashbuf(&[
+        "sweep",
+        "merge",
+        conf.to_str().unwrap(),
+        sharded.join("shard-1-of-3").to_str().unwrap(),
+        "-o",
+        dir.path().join("x").to_str().unwrap(),
+    ]);
+    assert!(
+        !partial.status.success() && stderr(&partial).contains("16 planned run(s) are in no shard"),
+        "{}",
+        stderr(&partial)
+    );
+    ok(&flashbuf(&["sweep", "merge", "-q", conf.to_str().unwrap(), "-o", sharded.to_str().unwrap()]));
+    for f in ["results.csv", "results.jsonl"] {
+        assert_eq!(without_timing(&sharded.join(f)), without_timing(&whole.join(f)), "{f}");
+    }
+    // The merged files are never overwritten without --force.
+    let again = flashbuf(&["sweep", "merge", "-q", conf.to_str().unwrap(), "-o", sharded.to_str().unwrap()]);
+    assert!(!again.status.success() && stderr(&again).contains("--force"), "{}", stderr(&again));
+    let bad = flashbuf(&["sweep", conf.to_str().unwrap(), "--shard", "4/3"]);
+    assert!(!bad.status.success() && stderr(&bad).contains("1 <= I <= N"), "{}", stderr(&bad));
+}

@@ -4,7 +4,9 @@
 //!   2 threads (each thread does the same number of operations; the figure is the total over
 //!   the wall-clock time);
 //! * B+-tree point lookups when every page is cached (100,000 records of 256 bytes on 4 KiB
-//!   pages, leaves half full: 14,286 leaves, 3 levels), uniform keys, with 1 and 2 threads.
+//!   pages, leaves half full: 14,286 leaves, 3 levels), uniform keys, with 1 and 2 threads;
+//! * B+-tree point updates on the same tree, without and with a write-ahead log (on a memory
+//!   store, where syncs are free: the log's CPU cost), with 1 and 2 threads.
 //!
 //! Each measurement is repeated and the best run kept. Run with
 //! `cargo bench -p flashbuf-engine --bench engine`; `ENGINE_BENCH_OPS` sets the operations per
@@ -126,6 +128,49 @@ fn lookups(policy: &PolicyConfig, ops: u64) {
     assert_eq!(tree.buffer().stats().misses, misses, "cached: no miss during the lookups");
 }
 
+/// Point updates with every page cached, without and with a write-ahead log (on a memory
+/// store: syncs cost nothing, so this is the log's CPU cost — before-images, diffs, CRC32C,
+/// appends — and the group commit's locking), in interleaved rounds.
+fn updates(policy: &PolicyConfig, ops: u64) {
+    const RECORDS: u64 = 100_000;
+    const FRAMES: usize = 16_384;
+    const LOG_PAGES: u64 = 65_536; // 256 MiB: no checkpoint during the measurement
+    let tree_with = |log: bool| {
+        let store = MemStore::new(4096, 20_000 + if log { LOG_PAGES } else { 0 });
+        let (file, header) =
+            if log { PageFile::create_with_log(store, LOG_PAGES).unwrap() } else { PageFile::create(store).unwrap() };
+        let bm = BufferManager::new(file, header, AnyPolicy::new(FRAMES, policy), FRAMES).unwrap();
+        BTree::bulk_load(bm, 256, RECORDS, 0.5, 1.0, |i, v| {
+            fill_value(i as u32, 0, v);
+            i as u32
+        })
+        .unwrap()
+    };
+    let trees = [tree_with(false), tree_with(true)];
+    for threads in [1, 2] {
+        let mut rates = [0.0f64; 2];
+        for (i, tree) in trees.iter().enumerate() {
+            rates[i] = measure(threads, ops / 8, &|t, n| {
+                let mut rng = Mix(t as u64 + 5);
+                let mut value = [0u8; 256];
+                for v in 0..n {
+                    let key = (rng.next() % RECORDS) as u32;
+                    fill_value(key, v + 1, &mut value);
+                    assert!(tree.update(key, &value).unwrap());
+                }
+            });
+        }
+        println!(
+            "btree point updates     {:<12} {threads} thread{}: no log {:>6.3} M/s   log {:>6.3} M/s   ({:.2}x)",
+            policy.label(),
+            if threads == 1 { " " } else { "s" },
+            rates[0] / 1e6,
+            rates[1] / 1e6,
+            rates[1] / rates[0]
+        );
+    }
+}
+
 fn main() {
     let ops = ops_per_thread();
     let list = std::env::var("ENGINE_BENCH_POLICIES").unwrap_or_else(|_| "lru,cflru,cfdc".into());
@@ -136,5 +181,8 @@ fn main() {
     }
     for p in &policies {
         lookups(p, ops);
+    }
+    for p in &policies {
+        updates(p, ops);
     }
 }

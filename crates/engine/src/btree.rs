@@ -29,23 +29,30 @@
 //! header's application area ([`crate::page::APP_BYTES`] bytes): magic `b"BTRE"`, format (u32),
 //! value size (u32), height (u32, 1 = the root is a leaf), root page (u64), records (u64).
 //!
-//! # Concurrency
+//! # Concurrency and durability
 //!
 //! A tree-level reader-writer lock guards the *shape* (root and height):
 //!
 //! * Lookups, updates, scans, range updates and inserts into a leaf with room take it shared.
 //!   The shape cannot change meanwhile, so a descent reads one node at a time — it releases the
 //!   parent's latch before fixing the child — and latches the leaf shared (reads) or exclusive
-//!   (updates, inserts). Scans move to the next leaf after releasing the current one. So a
-//!   thread never holds more than one page latch.
+//!   (updates, inserts). Scans move to the next leaf after releasing the current one.
 //! * An insert into a full leaf releases everything, takes the lock exclusive (no other tree
-//!   operation runs then) and descends again, recording the path, then splits bottom-up,
-//!   holding at most the node being split and its new sibling.
+//!   operation runs then) and descends again, recording the path, then splits bottom-up.
 //!
-//! Lock order: tree lock → one page latch → the buffer manager's locks. A range operation is
-//! atomic per leaf, not as a whole (there is no lock manager: these are the bottom layers of a
-//! DBMS, as in the CFDC paper's experiments). Every operation fixes exactly the pages it
-//! descends through and visits; a range update fixes every leaf it visits for writing.
+//! Every change is one buffer-manager operation ([`crate::buffer::Op`]). In a database with a
+//! write-ahead log an operation holds every page it changes until it commits — a split holds
+//! the nodes it splits and their new siblings, a range update every leaf it visits, taken left
+//! to right along the leaf chain — so each insert (splits included), update and range update
+//! is atomic and, when the call returns `Ok`, durable (acknowledged). Without a log, pages are
+//! released as the operation moves on (at most the node being split and its new sibling, one
+//! leaf of a range update at a time), as in the paper's setup: a range update is then atomic
+//! per leaf only, and nothing survives a crash.
+//!
+//! Lock order: tree lock → page latches (in leaf-chain order, or under the exclusive tree lock)
+//! → the buffer manager's locks. There is no lock manager: these are the bottom layers of a
+//! DBMS, as in the CFDC paper's experiments. Every call fixes exactly the pages it descends
+//! through and visits; a range update fixes every leaf it visits for writing.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
@@ -61,6 +68,32 @@ const KIND_INNER: u8 = 2;
 const NODE_HEADER: usize = 16;
 const TREE_MAGIC: [u8; 4] = *b"BTRE";
 const TREE_FORMAT: u32 = 1;
+const META_VALUE_SIZE: usize = 8;
+const META_HEIGHT: usize = 12;
+const META_ROOT: usize = 16;
+const META_RECORDS: usize = 24;
+const META_MIN_FILL: usize = 32;
+
+/// The tree's metadata as the application area of the file header.
+fn tree_meta(layout: &Layout, root: u64, height: u32, records: u64, min_fill: u32) -> [u8; APP_BYTES] {
+    let mut app = [0u8; APP_BYTES];
+    app[..4].copy_from_slice(&TREE_MAGIC);
+    wr_u32(&mut app, 4, TREE_FORMAT);
+    wr_u32(&mut app, META_VALUE_SIZE, layout.value_size as u32);
+    wr_u32(&mut app, META_HEIGHT, height);
+    wr_u64(&mut app, META_ROOT, root);
+    wr_u64(&mut app, META_RECORDS, records);
+    wr_u32(&mut app, META_MIN_FILL, min_fill);
+    app
+}
+
+/// A change of the metadata that counts `n` more records.
+fn add_records(n: u64) -> impl FnOnce(&mut [u8; APP_BYTES]) {
+    move |app| {
+        let records = rd_u64(app, META_RECORDS);
+        wr_u64(app, META_RECORDS, records + n);
+    }
+}
 
 /// What the B+-tree can report as going wrong.
 #[derive(Debug, thiserror::Error)]
@@ -118,7 +151,7 @@ impl Layout {
             return Err(TreeError::Config("the value size must be at least 1 byte".into()));
         }
         let room = payload.saturating_sub(NODE_HEADER);
-        let leaf_cap = (room / (4 + value_size)).min(u16::MAX as usize);
+        let leaf_cap = (room / value_size.saturating_add(4)).min(u16::MAX as usize);
         let inner_cap = (room.saturating_sub(8) / 12).min(u16::MAX as usize - 1);
         if leaf_cap < 2 {
             return Err(TreeError::Config(format!(
@@ -130,6 +163,26 @@ impl Layout {
             return Err(TreeError::Config(format!("a {payload}-byte page payload holds fewer than 3 keys")));
         }
         Ok(Layout { value_size, leaf_cap, inner_cap })
+    }
+
+    /// The fewest records a leaf can hold in a tree bulk-loaded with `leaf_fill` (or, for
+    /// `None`, created empty), except its last bulk-loaded leaf and a root that is the only
+    /// leaf: leaves only grow (there is no delete), bulk-loaded ones start at their fill, and a
+    /// split leaves at least `(capacity + 1) / 2` records on each side.
+    pub fn min_leaf_records(&self, leaf_fill: Option<f64>) -> u32 {
+        let split = (self.leaf_cap as u32).div_ceil(2).max(1);
+        match leaf_fill {
+            Some(f) => (fill_count(self.leaf_cap, f, 1) as u32).min(split),
+            None => split,
+        }
+    }
+
+    /// The most leaves a range operation of `limit` records can visit when every leaf but two
+    /// holds at least `min_fill` records (0: unknown, then every leaf may hold one): the first
+    /// leaf may hold none of the range, the last only part of it, and one leaf may be short.
+    pub fn range_leaves(limit: u64, min_fill: u32) -> u64 {
+        let every = limit.saturating_add(1);
+        if min_fill == 0 { every } else { limit.div_ceil(min_fill as u64).saturating_add(3).min(every) }
     }
 
     /// Pages a bulk load of `records` records with the given fill fractions allocates (the file
@@ -165,6 +218,8 @@ pub struct BTree<S: PageStore, P: BufferPolicy = AnyPolicy> {
     shape: RwLock<Shape>,
     layout: Layout,
     records: AtomicU64,
+    /// See [`Layout::min_leaf_records`] (0: not recorded).
+    min_fill: u32,
 }
 
 // ------------------------------------------------------------------------------------------
@@ -323,18 +378,22 @@ impl<S: PageStore, P: BufferPolicy> BTree<S, P> {
             )));
         }
         let root = {
-            let mut g = bm.new_page()?;
-            layout.write_leaf(&mut g, &[], 0);
-            g.page()
+            let mut op = bm.begin(1)?;
+            let s = op.new_page()?;
+            layout.write_leaf(op.page_mut(s), &[], 0);
+            let root = op.page_no(s);
+            let app = tree_meta(&layout, root, 1, 0, layout.min_leaf_records(None));
+            let lsn = op.commit_with_app(|a| *a = app)?;
+            bm.wait_durable(lsn)?;
+            root
         };
-        let tree = BTree {
+        Ok(BTree {
             bm_slot: Some(bm),
             shape: RwLock::new(Shape { root, height: 1 }),
             layout,
             records: AtomicU64::new(0),
-        };
-        tree.save_meta(&tree.shape.read().unwrap_or_else(|e| e.into_inner()));
-        Ok(tree)
+            min_fill: layout.min_leaf_records(None),
+        })
     }
 
     /// Opens the tree stored in the database of `bm`.
@@ -347,10 +406,11 @@ impl<S: PageStore, P: BufferPolicy> BTree<S, P> {
         if format != TREE_FORMAT {
             return Err(TreeError::NotATree(format!("B+-tree format {format} is not supported")));
         }
-        let value_size = rd_u32(&app, 8) as usize;
-        let height = rd_u32(&app, 12);
-        let root = rd_u64(&app, 16);
-        let records = rd_u64(&app, 24);
+        let value_size = rd_u32(&app, META_VALUE_SIZE) as usize;
+        let height = rd_u32(&app, META_HEIGHT);
+        let root = rd_u64(&app, META_ROOT);
+        let records = rd_u64(&app, META_RECORDS);
+        let min_fill = rd_u32(&app, META_MIN_FILL);
         let layout = Layout::new(bm.payload_size(), value_size)?;
         if height == 0 || root == 0 || root >= bm.page_count() {
             return Err(TreeError::NotATree(format!("bad tree metadata: root {root}, height {height}")));
@@ -360,6 +420,7 @@ impl<S: PageStore, P: BufferPolicy> BTree<S, P> {
             shape: RwLock::new(Shape { root, height }),
             layout,
             records: AtomicU64::new(records),
+            min_fill,
         })
     }
 
@@ -369,6 +430,10 @@ impl<S: PageStore, P: BufferPolicy> BTree<S, P> {
     /// `floor(inner_fill · (capacity + 1))` children (at least 2); the last node of a level may
     /// have fewer (but an inner node never fewer than 2). Leaves take consecutive page numbers,
     /// then each inner level in turn.
+    ///
+    /// The pages are not logged: in a database with a log the load ends with a checkpoint
+    /// ([`BufferManager::flush_all`]), which makes the whole tree durable and visible at once; a
+    /// crash before it leaves the database empty.
     pub fn bulk_load(
         bm: BufferManager<S, P>,
         value_size: usize,
@@ -395,12 +460,12 @@ impl<S: PageStore, P: BufferPolicy> BTree<S, P> {
         let mut level: Vec<(u32, u64)> = Vec::with_capacity(count.div_ceil(per_leaf as u64) as usize);
         let mut value = vec![0u8; value_size];
         let mut previous: Option<u32> = None;
-        let mut leaf = bm.new_page()?;
+        let mut leaf = bm.new_page_unlogged()?;
         init_node(&mut leaf, KIND_LEAF, 0);
         let mut n = 0usize;
         for i in 0..count {
             if n == per_leaf {
-                let mut next = bm.new_page()?;
+                let mut next = bm.new_page_unlogged()?;
                 init_node(&mut next, KIND_LEAF, 0);
                 wr_u64(&mut leaf, 8, next.page());
                 wr_u16(&mut leaf, 2, n as u16);
@@ -450,7 +515,7 @@ impl<S: PageStore, P: BufferPolicy> BTree<S, P> {
                 keys.clear();
                 children.extend(group.iter().map(|&(_, p)| p));
                 keys.extend(group[1..].iter().map(|&(k, _)| k));
-                let mut node = bm.new_page()?;
+                let mut node = bm.new_page_unlogged()?;
                 layout.write_inner(&mut node, height as u16, &children, &keys);
                 upper.push((group[0].0, node.page()));
                 start += take;
@@ -458,39 +523,30 @@ impl<S: PageStore, P: BufferPolicy> BTree<S, P> {
             level = upper;
             height += 1;
         }
-        let tree = BTree {
+        let root = level[0].1;
+        let min_fill = layout.min_leaf_records(Some(leaf_fill));
+        bm.set_app_meta(&tree_meta(&layout, root, height, count, min_fill));
+        if bm.has_log() {
+            bm.flush_all()?;
+        }
+        Ok(BTree {
             bm_slot: Some(bm),
-            shape: RwLock::new(Shape { root: level[0].1, height }),
+            shape: RwLock::new(Shape { root, height }),
             layout,
             records: AtomicU64::new(count),
-        };
-        tree.save_meta(&tree.shape.read().unwrap_or_else(|e| e.into_inner()));
-        Ok(tree)
+            min_fill,
+        })
     }
 
-    fn save_meta(&self, shape: &Shape) {
-        let mut app = [0u8; APP_BYTES];
-        app[..4].copy_from_slice(&TREE_MAGIC);
-        wr_u32(&mut app, 4, TREE_FORMAT);
-        wr_u32(&mut app, 8, self.layout.value_size as u32);
-        wr_u32(&mut app, 12, shape.height);
-        wr_u64(&mut app, 16, shape.root);
-        wr_u64(&mut app, 24, self.records.load(Ordering::Acquire));
-        self.buffer().set_app_meta(&app);
-    }
-
-    /// Writes the metadata and closes the buffer manager (everything reaches the store); returns
-    /// the page file and its header.
+    /// Closes the buffer manager (everything reaches the store); returns the page file and its
+    /// header.
     pub fn close(mut self) -> Result<(PageFile<S>, FileHeader), TreeError> {
-        self.save_meta(&self.shape.read().unwrap_or_else(|e| e.into_inner()));
         let bm = self.bm_slot.take().expect("present until close");
         Ok(bm.close()?)
     }
 
-    /// Writes the metadata and every dirty page (a checkpoint; see
-    /// [`BufferManager::flush_all`]).
+    /// Writes every dirty page (a checkpoint; see [`BufferManager::flush_all`]).
     pub fn flush(&self) -> Result<(), TreeError> {
-        self.save_meta(&self.shape.read().unwrap_or_else(|e| e.into_inner()));
         Ok(self.buffer().flush_all()?)
     }
 
@@ -564,121 +620,164 @@ impl<S: PageStore, P: BufferPolicy> BTree<S, P> {
     }
 
     /// Replaces the value of `key`; `false` (nothing changed) when the key is absent. The leaf
-    /// is fixed for writing either way.
+    /// is fixed for writing either way. With a log, the update is acknowledged — durable — when
+    /// this returns `Ok`.
     pub fn update(&self, key: u32, value: &[u8]) -> Result<bool, TreeError> {
         self.check_value(value)?;
         let shape = self.read_shape();
         let page = self.descend(&shape, key)?;
-        let mut leaf = self.buffer().write(page)?;
-        self.layout.check_node(page, &leaf, 0)?;
-        let i = self.layout.leaf_lower_bound(&leaf, key);
-        if i < count(&leaf) && self.layout.leaf_key(&leaf, i) == key {
-            let off = self.layout.leaf_value_off(i);
-            leaf[off..off + self.layout.value_size].copy_from_slice(value);
-            return Ok(true);
+        let mut op = self.buffer().begin(1)?;
+        let s = op.write(page)?;
+        let l = self.layout;
+        let leaf = op.page_mut(s);
+        l.check_node(page, leaf, 0)?;
+        let i = l.leaf_lower_bound(leaf, key);
+        if !(i < count(leaf) && l.leaf_key(leaf, i) == key) {
+            return Ok(false);
         }
-        Ok(false)
+        let off = l.leaf_value_off(i);
+        leaf[off..off + l.value_size].copy_from_slice(value);
+        let lsn = op.commit()?;
+        drop(shape);
+        self.buffer().wait_durable(lsn)?;
+        Ok(true)
     }
 
-    /// Inserts a record; `false` (nothing changed) when the key exists.
+    /// Inserts a record; `false` (nothing changed) when the key exists. With a log, the insert
+    /// (with any split it causes) is atomic, and acknowledged when this returns `Ok`.
     pub fn insert(&self, key: u32, value: &[u8]) -> Result<bool, TreeError> {
         self.check_value(value)?;
         {
             let shape = self.read_shape();
             let page = self.descend(&shape, key)?;
-            let mut leaf = self.buffer().write(page)?;
-            self.layout.check_node(page, &leaf, 0)?;
-            let i = self.layout.leaf_lower_bound(&leaf, key);
-            if i < count(&leaf) && self.layout.leaf_key(&leaf, i) == key {
+            let mut op = self.buffer().begin(1)?;
+            let s = op.write(page)?;
+            let l = self.layout;
+            let leaf = op.page_mut(s);
+            l.check_node(page, leaf, 0)?;
+            let i = l.leaf_lower_bound(leaf, key);
+            if i < count(leaf) && l.leaf_key(leaf, i) == key {
                 return Ok(false);
             }
-            if count(&leaf) < self.layout.leaf_cap {
-                self.layout.leaf_insert_at(&mut leaf, i, key, value);
+            if count(leaf) < l.leaf_cap {
+                l.leaf_insert_at(leaf, i, key, value);
+                let lsn = op.commit_with_app(add_records(1))?;
                 self.records.fetch_add(1, Ordering::AcqRel);
+                drop(shape);
+                self.buffer().wait_durable(lsn)?;
                 return Ok(true);
             }
+            // Full: the operation ends unchanged and the split path starts over.
         }
         self.insert_with_split(key, value)
     }
 
-    /// The insert path that may split: the shape lock exclusive, the path recorded.
+    /// The insert path that may split: the shape lock exclusive, the path recorded, every page
+    /// it changes held by one operation.
     fn insert_with_split(&self, key: u32, value: &[u8]) -> Result<bool, TreeError> {
         let mut shape = self.write_shape();
         let l = self.layout;
+        let bm = self.buffer();
         // (page, child slot taken) of every inner node on the way down.
         let mut path: Vec<(u64, usize)> = Vec::with_capacity(shape.height as usize);
         let mut page = shape.root;
         for level in (1..shape.height).rev() {
-            let node = self.buffer().read(page)?;
+            let node = bm.read(page)?;
             l.check_node(page, &node, level)?;
             let slot = l.inner_slot(&node, key);
             path.push((page, slot));
             page = l.inner_child(&node, slot);
         }
+        // The leaf and its new sibling, each parent and its new sibling, and a new root.
+        let mut op = bm.begin(2 * shape.height as u64 + 1)?;
+        let ls = op.write(page)?;
         let (mut sep, mut right) = {
-            let mut leaf = self.buffer().write(page)?;
-            l.check_node(page, &leaf, 0)?;
-            let i = l.leaf_lower_bound(&leaf, key);
-            let n = count(&leaf);
-            if i < n && l.leaf_key(&leaf, i) == key {
+            let leaf = op.page(ls);
+            l.check_node(page, leaf, 0)?;
+            let i = l.leaf_lower_bound(leaf, key);
+            let n = count(leaf);
+            if i < n && l.leaf_key(leaf, i) == key {
                 return Ok(false);
             }
             if n < l.leaf_cap {
-                l.leaf_insert_at(&mut leaf, i, key, value);
+                l.leaf_insert_at(op.page_mut(ls), i, key, value);
+                let lsn = op.commit_with_app(add_records(1))?;
                 self.records.fetch_add(1, Ordering::AcqRel);
+                drop(shape);
+                bm.wait_durable(lsn)?;
                 return Ok(true);
             }
             // A split allocates at most one page per level plus a new root: make sure they
             // exist before changing anything, so that a full store leaves the tree intact.
-            let free = self.buffer().capacity_pages() - self.buffer().page_count();
+            let free = bm.capacity_pages() - bm.page_count();
             if free < shape.height as u64 + 1 {
-                return Err(BufferError::Full { capacity_pages: self.buffer().capacity_pages() }.into());
+                return Err(BufferError::Full { capacity_pages: bm.capacity_pages() }.into());
             }
-            self.records.fetch_add(1, Ordering::AcqRel);
             // Split: the n + 1 records in order, the left half stays.
             let mut recs: Vec<(u32, Vec<u8>)> = (0..n)
                 .map(|j| {
                     let off = l.leaf_value_off(j);
-                    (l.leaf_key(&leaf, j), leaf[off..off + l.value_size].to_vec())
+                    (l.leaf_key(leaf, j), leaf[off..off + l.value_size].to_vec())
                 })
                 .collect();
             recs.insert(i, (key, value.to_vec()));
             let mid = recs.len() / 2;
-            let mut new = self.buffer().new_page()?;
+            let ns = op.new_page()?;
+            let new_no = op.page_no(ns);
             let refs: Vec<(u32, &[u8])> = recs.iter().map(|(k, v)| (*k, v.as_slice())).collect();
-            l.write_leaf(&mut new, &refs[mid..], next_leaf(&leaf));
-            l.write_leaf(&mut leaf, &refs[..mid], new.page());
-            (recs[mid].0, new.page())
+            let (leaf, new) = op.pages_mut(ls, ns);
+            l.write_leaf(new, &refs[mid..], next_leaf(leaf));
+            l.write_leaf(leaf, &refs[..mid], new_no);
+            op.release(ls);
+            op.release(ns);
+            (recs[mid].0, new_no)
         };
         // Insert (sep, right) into the parents, splitting them as needed.
         while let Some((parent, slot)) = path.pop() {
-            let mut node = self.buffer().write(parent)?;
-            let level = path.len() as u32 + 1;
-            let level = shape.height - level;
-            l.check_node(parent, &node, level)?;
-            let n = count(&node);
-            let mut children: Vec<u64> = (0..=n).map(|j| l.inner_child(&node, j)).collect();
-            let mut keys: Vec<u32> = (0..n).map(|j| l.inner_key(&node, j)).collect();
+            let ps = op.write(parent)?;
+            let level = shape.height - (path.len() as u32 + 1);
+            let node = op.page(ps);
+            l.check_node(parent, node, level)?;
+            let n = count(node);
+            let mut children: Vec<u64> = (0..=n).map(|j| l.inner_child(node, j)).collect();
+            let mut keys: Vec<u32> = (0..n).map(|j| l.inner_key(node, j)).collect();
             keys.insert(slot, sep);
             children.insert(slot + 1, right);
             if keys.len() <= l.inner_cap {
-                l.write_inner(&mut node, level as u16, &children, &keys);
+                l.write_inner(op.page_mut(ps), level as u16, &children, &keys);
+                op.release(ps);
+                let lsn = op.commit_with_app(add_records(1))?;
+                self.records.fetch_add(1, Ordering::AcqRel);
+                drop(shape);
+                bm.wait_durable(lsn)?;
                 return Ok(true);
             }
             let mid = keys.len() / 2;
-            let mut new = self.buffer().new_page()?;
-            l.write_inner(&mut new, level as u16, &children[mid + 1..], &keys[mid + 1..]);
-            l.write_inner(&mut node, level as u16, &children[..=mid], &keys[..mid]);
+            let ns = op.new_page()?;
+            let new_no = op.page_no(ns);
+            let (node, new) = op.pages_mut(ps, ns);
+            l.write_inner(new, level as u16, &children[mid + 1..], &keys[mid + 1..]);
+            l.write_inner(node, level as u16, &children[..=mid], &keys[..mid]);
+            op.release(ps);
+            op.release(ns);
             sep = keys[mid];
-            right = new.page();
+            right = new_no;
         }
         // The root split: a new root above it.
-        let mut root = self.buffer().new_page()?;
-        l.write_inner(&mut root, shape.height as u16, &[shape.root, right], &[sep]);
-        shape.root = root.page();
-        shape.height += 1;
-        drop(root);
-        self.save_meta(&shape);
+        let rs = op.new_page()?;
+        let root = op.page_no(rs);
+        let height = shape.height + 1;
+        l.write_inner(op.page_mut(rs), shape.height as u16, &[shape.root, right], &[sep]);
+        let lsn = op.commit_with_app(|app| {
+            add_records(1)(app);
+            wr_u32(app, META_HEIGHT, height);
+            wr_u64(app, META_ROOT, root);
+        })?;
+        shape.root = root;
+        shape.height = height;
+        self.records.fetch_add(1, Ordering::AcqRel);
+        drop(shape);
+        bm.wait_durable(lsn)?;
         Ok(true)
     }
 
@@ -719,7 +818,10 @@ impl<S: PageStore, P: BufferPolicy> BTree<S, P> {
     }
 
     /// Calls `change(key, value)` on up to `limit` records with keys `>= start` in key order,
-    /// fixing every leaf it visits for writing; returns the number changed.
+    /// fixing every leaf it visits for writing; returns the number changed. With a log, the
+    /// whole range update is one operation: atomic, holding every leaf it visits until it
+    /// commits, and acknowledged when this returns `Ok`. (It may change up to
+    /// [`Layout::range_leaves`] leaves, which the buffer and the log must have room for.)
     pub fn update_range(
         &self,
         start: u32,
@@ -732,28 +834,35 @@ impl<S: PageStore, P: BufferPolicy> BTree<S, P> {
         let shape = self.read_shape();
         let mut page = self.descend(&shape, start)?;
         let l = self.layout;
+        let bm = self.buffer();
+        let max_leaves = Layout::range_leaves(limit as u64, self.min_fill).min(bm.page_count());
+        let mut op = bm.begin(max_leaves)?;
         let mut done = 0;
         let mut first = true;
         loop {
-            let mut leaf = self.buffer().write(page)?;
-            l.check_node(page, &leaf, 0)?;
-            let mut i = if first { l.leaf_lower_bound(&leaf, start) } else { 0 };
+            let s = op.write(page)?;
+            let leaf = op.page_mut(s);
+            l.check_node(page, leaf, 0)?;
+            let mut i = if first { l.leaf_lower_bound(leaf, start) } else { 0 };
             first = false;
-            while i < count(&leaf) {
-                let key = l.leaf_key(&leaf, i);
+            while i < count(leaf) && done < limit {
+                let key = l.leaf_key(leaf, i);
                 let off = l.leaf_value_off(i);
                 change(key, &mut leaf[off..off + l.value_size]);
                 done += 1;
-                if done == limit {
-                    return Ok(done);
-                }
                 i += 1;
             }
-            page = next_leaf(&leaf);
-            if page == 0 {
-                return Ok(done);
+            let next = next_leaf(leaf);
+            op.release(s);
+            if done == limit || next == 0 {
+                break;
             }
+            page = next;
         }
+        let lsn = op.commit()?;
+        drop(shape);
+        bm.wait_durable(lsn)?;
+        Ok(done)
     }
 
     /// Walks the whole tree and checks its structure: node kinds and levels, key order within
@@ -812,15 +921,5 @@ impl<S: PageStore, P: BufferPolicy> BTree<S, P> {
             return Err(format!("{records} records in the leaves, {} counted", self.records()));
         }
         Ok(())
-    }
-}
-
-impl<S: PageStore, P: BufferPolicy> Drop for BTree<S, P> {
-    /// Dropped without [`close`](BTree::close): the metadata goes to the buffer manager, whose
-    /// own drop then writes every dirty page and the header (best effort).
-    fn drop(&mut self) {
-        if self.bm_slot.is_some() {
-            self.save_meta(&self.shape.read().unwrap_or_else(|e| e.into_inner()));
-        }
     }
 }

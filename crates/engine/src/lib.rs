@@ -6,17 +6,24 @@
 //!   version) on any [`PageStore`](flashbuf_flash::PageStore): memory, simulated flash
 //!   ([`SimStore`](flashbuf_flash::SimStore) over any FTL) or a real file with direct I/O.
 //! * [`buffer`] — the buffer manager: frames, page table, pins and latches through RAII
-//!   guards, write-back, statistics, page-reference trace recording, and *the simulator's own*
-//!   replacement policies through the [`Replacer`](flashbuf_policy::Replacer) contract
-//!   (multi-page evictions, block padding and bypass included). Thread-safe; the latching
-//!   protocol is documented there.
+//!   guards, operations ([`Op`]: atomic sets of page changes), write-back, statistics,
+//!   page-reference trace recording, and *the simulator's own* replacement policies through
+//!   the [`Replacer`](flashbuf_policy::Replacer) contract (multi-page evictions, block padding
+//!   and bypass included). Thread-safe; the latching protocol is documented there.
+//! * [`wal`] — the write-ahead log: checksummed groups in a ring at the end of the store,
+//!   checkpoint anchors, redo recovery. With a log an operation is acknowledged — durable —
+//!   once its commit is; a power cut loses nothing acknowledged and leaves nothing half done
+//!   (`docs/engine.md` draws the records and states the invariants).
 //! * [`btree`] — a B+-tree of `u32` keys and fixed-size values on the buffer manager: lookup,
-//!   insert with splits, update in place, range scans and range updates, and a bulk loader.
+//!   insert with splits, update in place, range scans and range updates, and a bulk loader;
+//!   every change is one operation.
 //! * [`workload`] — the CFDC paper's transaction workload (§4.2: point and range queries and
 //!   updates over one million records, 80–20 self-similar keys) and its measurements
-//!   (transactions per second, page flushes, cost per flush), as a library function returning a
-//!   serialisable [`WorkloadResult`]; [`store`] builds the store a run
-//!   uses.
+//!   (transactions per second, page flushes, cost per flush, and the log's writes apart), as a
+//!   library function returning a serialisable [`WorkloadResult`]; [`store`] builds the store
+//!   a run uses.
+//! * [`fault`] — a fault-injecting page store for crash tests: durable and volatile images,
+//!   seeded power cuts that lose unsynced writes and tear the write in flight.
 //!
 //! ```
 //! use flashbuf_engine::btree::BTree;
@@ -42,12 +49,14 @@
 
 pub mod btree;
 pub mod buffer;
+pub mod fault;
 pub mod page;
 pub mod store;
+pub mod wal;
 pub mod workload;
 
 pub use btree::{BTree, TreeError};
-pub use buffer::{BufferError, BufferManager, BufferPolicy, BufferStats, Mono, PageMut, PageRef};
+pub use buffer::{BufferError, BufferManager, BufferPolicy, BufferStats, Mono, Op, PageMut, PageRef};
 pub use page::{PageFile, PageFileError};
 pub use store::{AnyStore, StoreSpec};
 pub use workload::{CfdcPoint, WorkloadConfig, WorkloadError, WorkloadResult, run_cfdc, run_workload};

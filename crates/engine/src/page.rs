@@ -28,9 +28,13 @@
 //! | 32  | 8  | file magic `b"FLASHBUF"` |
 //! | 40  | 4  | format version ([`FORMAT_VERSION`]) |
 //! | 44  | 4  | page size in bytes |
-//! | 48  | 8  | page count: allocated pages, this one included |
-//! | 56  | 64 | application area ([`APP_BYTES`]): the B+-tree keeps its root page, height, value size and record count here |
-//! | 120 | rest | zero |
+//! | 48  | 8  | page count: allocated pages, this one included (with a log: 1; the count is in the log's anchors) |
+//! | 56  | 64 | application area ([`APP_BYTES`]): the B+-tree keeps its root page, height, value size and record count here (with a log: zero; it is in the anchors) |
+//! | 120 | 4  | flags: bit 0 [`FLAG_LOGGED`] (the database has a write-ahead log), bit 1 [`FLAG_OPEN`] (without a log: a session may have changed pages since the last clean close) |
+//! | 124 | 4  | reserved, zero |
+//! | 128 | 8  | first log page (0 without a log) |
+//! | 136 | 8  | log pages, anchors included (0 without a log) |
+//! | 144 | rest | zero |
 //!
 //! # What a read checks
 //!
@@ -49,16 +53,26 @@
 //! # Durability
 //!
 //! The page file writes what it is told, in the order it is told; [`PageFile::sync`] makes the
-//! writes durable. There is no log: a *clean* shutdown (the buffer manager's `close`, which
-//! writes every dirty page, then the header, then syncs) loses nothing; a crash may lose the
-//! updates since the last checkpoint and leave a stale header (torn pages are then detected, not
-//! repaired).
+//! writes durable. Two kinds of database exist:
+//!
+//! * **With a write-ahead log** ([`PageFile::create_with_log`]): the last pages of the store
+//!   hold the log ([`crate::wal`]); page 0 is written once, at creation, and never again (the
+//!   page count and the application area live in the log's anchors). [`PageFile::open`]
+//!   *recovers*: it replays the log and returns the state of every operation whose commit was
+//!   durable. `docs/engine.md` describes the guarantee.
+//! * **Without a log** ([`PageFile::create`]): a clean shutdown (the buffer manager's `close`)
+//!   loses nothing; a crash may leave the pages inconsistent, which cannot be repaired. The
+//!   buffer manager sets [`FLAG_OPEN`] (and syncs) before it changes anything and clears it on a
+//!   clean close, so such a database refuses to open after a crash
+//!   ([`PageFileError::Unclean`]) instead of opening broken.
 
 use std::fs::File;
 use std::io::Read;
 use std::path::Path;
 
 use flashbuf_flash::{FileOptions, FileStore, Nanos, PageStore, StoreError};
+
+use crate::wal::{self, Anchor, LogGeometry, LogMeta, LogResume, Lsn, MIN_LOG_PAGES, RecoveryReport};
 
 /// Bytes of the page header at the start of every page.
 pub const PAGE_HEADER_BYTES: usize = 32;
@@ -72,8 +86,14 @@ pub const MAX_PAGE_SIZE: usize = 1 << 20;
 pub const PAGE_MAGIC: [u8; 4] = *b"FBPG";
 /// Magic of the file header (bytes 32..40 of page 0).
 pub const FILE_MAGIC: [u8; 8] = *b"FLASHBUF";
-/// The on-disk format this build writes and reads.
-pub const FORMAT_VERSION: u32 = 1;
+/// The on-disk format this build writes and reads (2: flags and the log's place in the
+/// header).
+pub const FORMAT_VERSION: u32 = 2;
+/// Header flag: the database has a write-ahead log.
+pub const FLAG_LOGGED: u32 = 1;
+/// Header flag (databases without a log): a session may have changed pages since the last
+/// clean close.
+pub const FLAG_OPEN: u32 = 2;
 /// Bytes of the application area of the file header.
 pub const APP_BYTES: usize = 64;
 
@@ -87,6 +107,9 @@ const OFF_FORMAT: usize = 40;
 const OFF_HDR_PAGE_SIZE: usize = 44;
 const OFF_PAGE_COUNT: usize = 48;
 const OFF_APP: usize = 56;
+const OFF_FLAGS: usize = 120;
+const OFF_LOG_FIRST: usize = 128;
+const OFF_LOG_PAGES: usize = 136;
 
 /// What the page file can report as going wrong.
 #[derive(Debug, thiserror::Error)]
@@ -136,6 +159,16 @@ pub enum PageFileError {
     /// Invalid configuration (page size, store size).
     #[error("invalid page file configuration: {0}")]
     Config(String),
+    /// A database without a log that was not closed cleanly.
+    #[error(
+        "{store}: the database was not closed cleanly (a crash or a failed session) and has no \
+         write-ahead log, so its pages may be inconsistent; it cannot be opened (databases \
+         created with a log are recovered instead)"
+    )]
+    Unclean {
+        /// The store's label.
+        store: String,
+    },
 }
 
 /// The file header's contents (page 0), as kept in memory.
@@ -147,6 +180,13 @@ pub struct FileHeader {
     pub page_count: u64,
     /// The application area (owned by the layer above; the B+-tree's metadata).
     pub app: [u8; APP_BYTES],
+}
+
+impl FileHeader {
+    /// The header of an empty database with `page_size`-byte pages.
+    pub fn empty(page_size: u32) -> Self {
+        FileHeader { page_size, page_count: 1, app: [0; APP_BYTES] }
+    }
 }
 
 #[inline]
@@ -214,17 +254,22 @@ pub fn page_version(buf: &[u8]) -> u64 {
     get_u64(buf, OFF_VERSION)
 }
 
-/// Pages of a [`PageStore`] with checksummed headers and a file header.
+/// Pages of a [`PageStore`] with checksummed headers, a file header, and (optionally) a
+/// write-ahead log at the end of the store.
 pub struct PageFile<S: PageStore> {
     store: S,
     page_size: usize,
     header_version: u64,
+    flags: u32,
+    log: Option<LogGeometry>,
+    resume: Option<LogResume>,
+    recovery: Option<RecoveryReport>,
     scratch: Box<[u8]>,
 }
 
 impl<S: PageStore> PageFile<S> {
-    /// Formats `store` as an empty database: writes the file header (page count 1). Whatever
-    /// the store held is ignored.
+    /// Formats `store` as an empty database without a log: writes the file header (page count
+    /// 1). Whatever the store held is ignored.
     pub fn create(store: S) -> Result<(Self, FileHeader), PageFileError> {
         let page_size = store.page_size();
         check_page_size(page_size)?;
@@ -235,13 +280,75 @@ impl<S: PageStore> PageFile<S> {
                 store.pages()
             )));
         }
-        let mut file = PageFile { store, page_size, header_version: 0, scratch: vec![0; page_size].into() };
-        let header = FileHeader { page_size: page_size as u32, page_count: 1, app: [0; APP_BYTES] };
+        let mut file = PageFile {
+            store,
+            page_size,
+            header_version: 0,
+            flags: 0,
+            log: None,
+            resume: None,
+            recovery: None,
+            scratch: vec![0; page_size].into(),
+        };
+        let header = FileHeader::empty(page_size as u32);
         file.write_header(&header)?;
         Ok((file, header))
     }
 
-    /// Opens the database held by `store` (created with the store's page size).
+    /// Formats `store` as an empty database with a write-ahead log in its last `log_pages`
+    /// pages (two anchors and the ring; at least [`MIN_LOG_PAGES`]): writes the file header and
+    /// the first anchor, and syncs. The database can hold `store.pages() − log_pages` pages.
+    pub fn create_with_log(store: S, log_pages: u64) -> Result<(Self, FileHeader), PageFileError> {
+        let page_size = store.page_size();
+        check_page_size(page_size)?;
+        if log_pages < MIN_LOG_PAGES {
+            return Err(PageFileError::Config(format!(
+                "a log needs at least {MIN_LOG_PAGES} pages (two anchors and a ring of 8), got {log_pages}"
+            )));
+        }
+        let data = store.pages().saturating_sub(log_pages);
+        if data < 2 {
+            return Err(PageFileError::Config(format!(
+                "{}: a database with a {log_pages}-page log needs at least {} pages (the store has {})",
+                store.label(),
+                log_pages.saturating_add(2),
+                store.pages()
+            )));
+        }
+        let geom = LogGeometry { first_page: data, pages: log_pages, page_size };
+        let mut file = PageFile {
+            store,
+            page_size,
+            header_version: 0,
+            flags: FLAG_LOGGED,
+            log: Some(geom),
+            resume: None,
+            recovery: None,
+            scratch: vec![0; page_size].into(),
+        };
+        let header = FileHeader::empty(page_size as u32);
+        file.write_header(&header)?;
+        // The stream starts at one page in, so that no LSN is 0 ("no change" in the buffer).
+        let start: Lsn = page_size as u64;
+        let anchor = Anchor {
+            seq: 1,
+            redo_lsn: start,
+            end_lsn: start,
+            epoch: 1,
+            meta: LogMeta { page_count: 1, app: [0; APP_BYTES] },
+        };
+        // The anchor of sequence `s` lives in slot `s mod 2` (this one in slot 1); clear slot 0
+        // so that nothing the store held before passes for an anchor.
+        file.scratch.fill(0);
+        file.store.write_page(geom.anchor_page(0), &file.scratch)?;
+        wal::write_anchor(&mut file.store, &geom, &anchor)?;
+        file.resume = Some(LogResume { anchor });
+        Ok((file, header))
+    }
+
+    /// Opens the database held by `store` (created with the store's page size). A database
+    /// with a log is recovered first ([`recovery`](Self::recovery) says what was done); one
+    /// without a log is refused if it was not closed cleanly.
     pub fn open(mut store: S) -> Result<(Self, FileHeader), PageFileError> {
         let page_size = store.page_size();
         let label = store.label();
@@ -253,17 +360,63 @@ impl<S: PageStore> PageFile<S> {
         store.read_page(0, &mut buf)?;
         check_file_magic(&label, &buf[..OFF_HDR_PAGE_SIZE + 4], page_size)?;
         let version = verify_page(0, &buf).map_err(|message| PageFileError::Corrupt { page: 0, message })?;
-        let page_count = get_u64(&buf, OFF_PAGE_COUNT);
-        if page_count == 0 || page_count > store.pages() {
-            return Err(PageFileError::Corrupt {
-                page: 0,
-                message: format!("the header counts {page_count} pages but the store has {}", store.pages()),
-            });
-        }
+        let flags = get_u32(&buf, OFF_FLAGS);
         let mut app = [0u8; APP_BYTES];
         app.copy_from_slice(&buf[OFF_APP..OFF_APP + APP_BYTES]);
-        let header = FileHeader { page_size: page_size as u32, page_count, app };
-        Ok((PageFile { store, page_size, header_version: version, scratch: buf.into() }, header))
+        let mut file = PageFile {
+            store,
+            page_size,
+            header_version: version,
+            flags,
+            log: None,
+            resume: None,
+            recovery: None,
+            scratch: vec![0; page_size].into(),
+        };
+        let header = if flags & FLAG_LOGGED != 0 {
+            let first_page = get_u64(&buf, OFF_LOG_FIRST);
+            let pages = get_u64(&buf, OFF_LOG_PAGES);
+            if pages < MIN_LOG_PAGES || first_page < 2 || first_page.checked_add(pages) != Some(file.store.pages()) {
+                return Err(PageFileError::Corrupt {
+                    page: 0,
+                    message: format!(
+                        "the header places a {pages}-page log at page {first_page}, which does not end the \
+                         store of {} pages",
+                        file.store.pages()
+                    ),
+                });
+            }
+            let geom = LogGeometry { first_page, pages, page_size };
+            let (resume, report) = wal::recover(&mut file.store, &geom)?;
+            let meta = resume.anchor.meta;
+            if meta.page_count == 0 || meta.page_count > first_page {
+                return Err(PageFileError::Corrupt {
+                    page: geom.first_page,
+                    message: format!(
+                        "the log counts {} pages but the database has room for {first_page}",
+                        meta.page_count
+                    ),
+                });
+            }
+            file.log = Some(geom);
+            file.resume = Some(resume);
+            file.recovery = Some(report);
+            FileHeader { page_size: page_size as u32, page_count: meta.page_count, app: meta.app }
+        } else {
+            if flags & FLAG_OPEN != 0 {
+                return Err(PageFileError::Unclean { store: label });
+            }
+            let page_count = get_u64(&buf, OFF_PAGE_COUNT);
+            if page_count == 0 || page_count > file.store.pages() {
+                return Err(PageFileError::Corrupt {
+                    page: 0,
+                    message: format!("the header counts {page_count} pages but the store has {}", file.store.pages()),
+                });
+            }
+            FileHeader { page_size: page_size as u32, page_count, app }
+        };
+        file.scratch.copy_from_slice(&buf);
+        Ok((file, header))
     }
 
     /// Bytes per page.
@@ -271,9 +424,30 @@ impl<S: PageStore> PageFile<S> {
         self.page_size
     }
 
-    /// The store's size in pages: the most pages the database can grow to.
+    /// The most pages the database can grow to: the store's size, less the log's pages.
     pub fn capacity_pages(&self) -> u64 {
-        self.store.pages()
+        self.log.map_or(self.store.pages(), |g| g.first_page)
+    }
+
+    /// Where the write-ahead log lives (`None`: the database has no log).
+    pub fn log_geometry(&self) -> Option<LogGeometry> {
+        self.log
+    }
+
+    /// What recovery did when the database was opened (`None` for a new database or one
+    /// without a log).
+    pub fn recovery(&self) -> Option<&RecoveryReport> {
+        self.recovery.as_ref()
+    }
+
+    /// Gives back the anchor the log continues from (a buffer manager closing).
+    pub(crate) fn put_resume(&mut self, anchor: Anchor) {
+        self.resume = Some(LogResume { anchor });
+    }
+
+    /// The anchor the log continues from (taken once by the buffer manager).
+    pub(crate) fn take_resume(&mut self) -> Option<LogResume> {
+        self.resume.take()
     }
 
     /// Reads page `page` into `buf` (one page long) and verifies it; returns its version and
@@ -288,6 +462,7 @@ impl<S: PageStore> PageFile<S> {
     /// store's time for the write.
     pub fn write_page(&mut self, page: u64, buf: &mut [u8], version: u64) -> Result<Nanos, PageFileError> {
         debug_assert!(page != 0, "the file header is written by write_header");
+        debug_assert!(page < self.capacity_pages(), "page {page} is in the log");
         seal_page(page, version, buf);
         Ok(self.store.write_page(page, buf)?)
     }
@@ -300,8 +475,25 @@ impl<S: PageStore> PageFile<S> {
         Ok((r, w))
     }
 
-    /// Writes the file header (page 0).
+    /// Writes the log page that holds stream bytes `start..start + page_size` (`start` a page
+    /// boundary) from `buf`.
+    pub(crate) fn write_log_page(&mut self, start: Lsn, buf: &[u8]) -> Result<Nanos, PageFileError> {
+        let geom = self.log.expect("a database with a log");
+        Ok(self.store.write_page(geom.store_page_of(start), buf)?)
+    }
+
+    /// Writes a checkpoint anchor and syncs.
+    pub(crate) fn write_anchor(&mut self, anchor: &Anchor) -> Result<Nanos, PageFileError> {
+        let geom = self.log.expect("a database with a log");
+        wal::write_anchor(&mut self.store, &geom, anchor)
+    }
+
+    /// Writes the file header (page 0) of a database without a log (a database with a log
+    /// keeps this state in its anchors: nothing is written).
     pub fn write_header(&mut self, header: &FileHeader) -> Result<Nanos, PageFileError> {
+        if self.log.is_some() && self.header_version > 0 {
+            return Ok(0);
+        }
         let buf = &mut self.scratch;
         buf.fill(0);
         buf[OFF_FILE_MAGIC..OFF_FILE_MAGIC + 8].copy_from_slice(&FILE_MAGIC);
@@ -309,9 +501,29 @@ impl<S: PageStore> PageFile<S> {
         buf[OFF_HDR_PAGE_SIZE..OFF_HDR_PAGE_SIZE + 4].copy_from_slice(&header.page_size.to_le_bytes());
         buf[OFF_PAGE_COUNT..OFF_PAGE_COUNT + 8].copy_from_slice(&header.page_count.to_le_bytes());
         buf[OFF_APP..OFF_APP + APP_BYTES].copy_from_slice(&header.app);
+        buf[OFF_FLAGS..OFF_FLAGS + 4].copy_from_slice(&self.flags.to_le_bytes());
+        if let Some(g) = self.log {
+            buf[OFF_LOG_FIRST..OFF_LOG_FIRST + 8].copy_from_slice(&g.first_page.to_le_bytes());
+            buf[OFF_LOG_PAGES..OFF_LOG_PAGES + 8].copy_from_slice(&g.pages.to_le_bytes());
+        }
         self.header_version += 1;
         seal_page(0, self.header_version, buf);
         Ok(self.store.write_page(0, buf)?)
+    }
+
+    /// Without a log: sets or clears [`FLAG_OPEN`] in the header (written with `header`) and
+    /// syncs. Set before a session changes anything, cleared by a clean close.
+    pub(crate) fn set_open(&mut self, open: bool, header: &FileHeader) -> Result<Nanos, PageFileError> {
+        if self.log.is_some() {
+            return Ok(0);
+        }
+        if open {
+            self.flags |= FLAG_OPEN;
+        } else {
+            self.flags &= !FLAG_OPEN;
+        }
+        let t = self.write_header(header)?;
+        Ok(t + self.sync()?)
     }
 
     /// Makes every write so far durable.
@@ -395,7 +607,8 @@ pub fn open_file(
 }
 
 /// Creates a database file at `path` (refusing to replace an existing file unless `overwrite`)
-/// of `pages` pages of `page_size` bytes, and formats it.
+/// of `pages` pages of `page_size` bytes, and formats it: without a log when `log_pages` is 0,
+/// otherwise with a log in its last `log_pages` pages.
 pub fn create_file(
     path: &Path,
     page_size: usize,
@@ -403,8 +616,26 @@ pub fn create_file(
     overwrite: bool,
     options: FileOptions,
 ) -> Result<(PageFile<FileStore>, FileHeader), PageFileError> {
+    create_file_with_log(path, page_size, pages, 0, overwrite, options)
+}
+
+/// [`create_file`] with a write-ahead log of `log_pages` pages (0: none) after the `pages`
+/// pages of the database.
+pub fn create_file_with_log(
+    path: &Path,
+    page_size: usize,
+    pages: u64,
+    log_pages: u64,
+    overwrite: bool,
+    options: FileOptions,
+) -> Result<(PageFile<FileStore>, FileHeader), PageFileError> {
     check_page_size(page_size)?;
-    PageFile::create(FileStore::create(path, page_size, pages, overwrite, options)?)
+    let total = pages
+        .checked_add(log_pages)
+        .filter(|t| t.checked_mul(page_size as u64).is_some())
+        .ok_or_else(|| PageFileError::Config(format!("{pages} + {log_pages} pages of {page_size} bytes overflow")))?;
+    let store = FileStore::create(path, page_size, total, overwrite, options)?;
+    if log_pages == 0 { PageFile::create(store) } else { PageFile::create_with_log(store, log_pages) }
 }
 
 #[cfg(test)]

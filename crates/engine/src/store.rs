@@ -84,7 +84,9 @@ pub enum StoreSpec {
     /// preconditioned as the configuration says). One engine page is one logical page of the
     /// device: the chip's page size is nominal, its timings apply per engine page.
     Sim(DeviceConfig),
-    /// A real file at `path`, created (replacing any file there) at the database's size.
+    /// A real file at `path`, created anew at the database's size: building refuses to
+    /// replace anything at `path` (a file, a link, a device), and never follows a link there.
+    /// The caller removes it when done.
     File {
         /// Where.
         path: PathBuf,
@@ -115,13 +117,31 @@ impl StoreSpec {
         Ok(match self {
             StoreSpec::Memory => AnyStore::Memory(MemStore::new(page_size, pages)),
             StoreSpec::Sim(config) => AnyStore::Sim(SimStore::new(config.build(pages)?, page_size)),
-            StoreSpec::File { path, direct } => AnyStore::File(FileStore::create(
-                path,
-                page_size,
-                pages,
-                true,
-                FileOptions { direct: *direct, sync_each_write: false },
-            )?),
+            StoreSpec::File { path, direct } => {
+                create_new_file(path, page_size, pages)?;
+                AnyStore::File(FileStore::open(
+                    path,
+                    page_size,
+                    FileOptions { direct: *direct, sync_each_write: false },
+                )?)
+            }
         })
     }
+}
+
+/// Creates a file of `pages` zeroed pages at `path`, which must not exist (not even as a
+/// dangling link: the creation neither follows nor replaces one).
+pub fn create_new_file(path: &std::path::Path, page_size: usize, pages: u64) -> Result<(), StoreError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let io = |source| StoreError::Io { path: path.display().to_string(), source };
+    let len = pages
+        .checked_mul(page_size as u64)
+        .ok_or_else(|| io(std::io::Error::other(format!("{pages} pages of {page_size} bytes overflow"))))?;
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+        .map_err(io)?;
+    file.set_len(len).map_err(io)
 }

@@ -11,7 +11,8 @@ use std::time::Duration;
 
 use common::{BlockPadLru, BypassFifth, TestRng, TwoAtOnce, any, mem_bm};
 use flashbuf_engine::btree::BTree;
-use flashbuf_engine::buffer::{BufferPolicy, Mono};
+use flashbuf_engine::buffer::{BufferManager, BufferPolicy, Mono};
+use flashbuf_engine::page::PageFile;
 use flashbuf_engine::workload::{WorkloadConfig, fill_value, run_txn, transactions, value_version};
 use flashbuf_flash::PageStore;
 use flashbuf_policy::{AnyPolicy, NoParams, PolicyConfig, Replacer};
@@ -46,7 +47,23 @@ fn with_watchdog_for(limit: Duration, label: &str, f: impl FnOnce() + Send + 'st
 }
 
 fn loaded_tree<P: BufferPolicy>(policy: P, frames: usize, records: u64) -> BTree<flashbuf_flash::MemStore, P> {
-    let bm = mem_bm(PAGE, 4 * records, policy, frames);
+    loaded_tree_with_log(policy, frames, records, 0)
+}
+
+/// `loaded_tree` with a write-ahead log of `log_pages` pages (0: none).
+fn loaded_tree_with_log<P: BufferPolicy>(
+    policy: P,
+    frames: usize,
+    records: u64,
+    log_pages: u64,
+) -> BTree<flashbuf_flash::MemStore, P> {
+    let bm = if log_pages == 0 {
+        mem_bm(PAGE, 4 * records, policy, frames)
+    } else {
+        let store = flashbuf_flash::MemStore::new(PAGE, 4 * records + log_pages);
+        let (file, header) = PageFile::create_with_log(store, log_pages).unwrap();
+        BufferManager::new(file, header, policy, frames).unwrap()
+    };
     BTree::bulk_load(bm, VALUE, records, 0.5, 1.0, |i, v| {
         fill_value(i as u32, 0, v);
         i as u32
@@ -56,9 +73,14 @@ fn loaded_tree<P: BufferPolicy>(policy: P, frames: usize, records: u64) -> BTree
 
 /// The CFDC workload's transactions on `WORKERS` threads plus a thread checking invariants.
 fn workload_run<P: BufferPolicy + 'static>(label: String, policy: P, frames: usize) {
+    workload_run_with_log(label, policy, frames, 0)
+}
+
+/// `workload_run` on a database with a write-ahead log of `log_pages` pages (0: none).
+fn workload_run_with_log<P: BufferPolicy + 'static>(label: String, policy: P, frames: usize, log_pages: u64) {
     with_watchdog(&label.clone(), move || {
         let records = 6000u64;
-        let tree = loaded_tree(policy, frames, records);
+        let tree = loaded_tree_with_log(policy, frames, records, log_pages);
         let mut config = WorkloadConfig::baseline("lru".parse().unwrap()).scaled(0.02);
         config.records = records;
         config.value_size = VALUE;
@@ -114,9 +136,31 @@ fn workload_run<P: BufferPolicy + 'static>(label: String, policy: P, frames: usi
         })
         .unwrap();
         assert_eq!(n, records);
+        if log_pages > 0 {
+            let log = tree.buffer().log_stats().unwrap();
+            assert!(log.space_checkpoints > 0, "{label}: the small log checkpointed for room ({log:?})");
+        }
         let (file, _) = tree.close().unwrap();
         assert!(file.store().stats().host_writes > 0);
     });
+}
+
+/// The same with a write-ahead log: range updates hold their leaves until they commit, and a
+/// log of 200 pages runs out of room and checkpoints while the workers run.
+#[test]
+fn four_workers_run_the_cfdc_workload_with_a_log() {
+    let mut specs = vec!["lru", "cflru", "ad-lru"];
+    for extra in ["cfdc", "fab:ppb=4", "bp-ref:ppb=4,pad=0", "ref:ppb=4,vw=1"] {
+        if extra.parse::<PolicyConfig>().is_ok() {
+            specs.push(extra);
+        }
+    }
+    let frames = 64;
+    for spec in specs {
+        let policy = AnyPolicy::new(frames, &spec.parse().unwrap());
+        workload_run_with_log(format!("{spec} with a log, {frames} frames"), policy, frames, 200);
+    }
+    workload_run_with_log("bypass with a log".into(), Mono(BypassFifth::new(frames, &NoParams)), frames, 200);
 }
 
 #[test]

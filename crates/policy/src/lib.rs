@@ -7,13 +7,16 @@
 //! [`PolicyConfig::build`], so the per-request path makes no dynamic call.
 //!
 //! Classic policies: [`lru`], [`clock`], [`lru_k`] (LRU-2), [`two_q`] (2Q), [`arc`] (ARC) and
-//! [`min`] (Belady's offline MIN, the hit-ratio bound).
+//! [`min`] (Belady's offline MIN, the hit-ratio bound). Today's baselines from the caching
+//! literature: [`lirs`] (LIRS), [`s3fifo`] (S3-FIFO) and [`sieve`] (SIEVE).
 //!
 //! Flash-aware policies, each faithful to its paper (the file header of each names the paper,
 //! the section, and every choice made where the paper is silent):
 //! * clean-first, from the AD-LRU paper's comparison: [`cflru`] (CFLRU), [`lru_wsr`] (LRU-WSR),
 //!   [`ccf_lru`] (CCF-LRU), [`cflru_c`] (CFLRU/C) and [`ad_lru`] (AD-LRU);
 //! * clustered: [`cfdc`] (CFDC: clean queue + priority queue of dirty clusters, Formula 1);
+//! * cost-aware: [`casa`] (CASA: clean and dirty lists balanced by the device's read and write
+//!   costs, from CFDC's authors);
 //! * block-level, for log-block FTLs: [`fab`] (FAB), [`bplru`] (BPLRU, with page padding),
 //!   [`ref_policy`] (REF) and [`bp_ref`] (BP-REF, REF with selective padding).
 //!
@@ -27,10 +30,12 @@ pub mod arc;
 mod blocks;
 pub mod bp_ref;
 pub mod bplru;
+pub mod casa;
 pub mod cfdc;
 pub mod clock;
 pub mod fab;
 pub mod heap;
+pub mod lirs;
 pub mod lists;
 pub mod lru;
 pub mod lru_k;
@@ -40,6 +45,8 @@ pub mod params;
 pub mod ref_policy;
 mod registry;
 mod replacer;
+pub mod s3fifo;
+pub mod sieve;
 pub mod testing;
 pub mod two_q;
 

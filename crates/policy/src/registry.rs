@@ -182,6 +182,32 @@ impl PolicyConfig {
             .and_then(|(_, v)| v.parse().ok())
     }
 
+    /// An upper estimate of a simulated run's memory per frame of this policy, in bytes: the
+    /// policy's per-frame arrays, queues and ghost directories plus the simulator's own
+    /// per-frame state, measured (peak resident memory over 2 million full frames, rounded up by
+    /// a quarter), and the history some policies keep as a multiple of the buffer (LRU-2's
+    /// `history`: a map entry and a queue slot per remembered page). Used to refuse a run that
+    /// cannot fit in memory before it starts.
+    pub fn bytes_per_frame(&self) -> u64 {
+        let measured: u64 = match self.name() {
+            "lru" | "clock" | "cflru" | "lru-wsr" | "ccf-lru" | "cflru-c" | "ad-lru" | "sieve" | "casa" => 72,
+            "2q" | "min" => 112,
+            "s3fifo" => 136,
+            "fab" | "bplru" | "ref" | "bp-ref" => 176,
+            "lru-2" | "arc" => 200,
+            _ => 320,
+        };
+        let values = self.values();
+        let history = self
+            .keys()
+            .iter()
+            .zip(values)
+            .find(|(k, _)| k.key == "history")
+            .and_then(|(_, v)| v.parse::<f64>().ok())
+            .unwrap_or(0.0);
+        measured + (history * 80.0).ceil() as u64
+    }
+
     /// Every valid name, comma-separated.
     pub fn valid_names() -> String {
         POLICIES.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
@@ -257,4 +283,8 @@ registry! {
     Bplru => "bplru", crate::bplru::Bplru, "BPLRU: block-level LRU with page padding and LRU compensation (Kim & Ahn 2008)";
     Ref => "ref", crate::ref_policy::Ref, "REF: recently-evicted-first, victim pages from victim blocks (Seo & Shin 2008)";
     BpRef => "bp-ref", crate::bp_ref::BpRef, "BP-REF: REF with selective block padding (Seo & Shin 2008)";
+    Casa => "casa", crate::casa::Casa, "CASA: clean and dirty LRU lists sized by read/write costs and hits (Ou & Härder 2010)";
+    Lirs => "lirs", crate::lirs::Lirs, "LIRS: low inter-reference recency set, LIRS stack and HIR queue (Jiang & Zhang 2002)";
+    S3Fifo => "s3fifo", crate::s3fifo::S3Fifo, "S3-FIFO: small, main and ghost FIFO queues (Yang et al. 2023)";
+    Sieve => "sieve", crate::sieve::Sieve, "SIEVE: a FIFO queue sifted by a hand over visited bits (Zhang et al. 2024)";
 }

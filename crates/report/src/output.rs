@@ -1,10 +1,9 @@
 //! Output files that appear only when complete, and never overwrite without `force`.
 
-use std::fs::File;
 use std::io::{BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use tempfile::NamedTempFile;
+use flashbuf_trace::output::AtomicFile;
 
 /// An output file could not be written; names the file.
 #[derive(Debug, thiserror::Error)]
@@ -18,50 +17,43 @@ pub struct OutputError {
 
 /// A file being written under a temporary name next to its destination; [`commit`] renames it
 /// into place. Dropped without commit, the temporary file is removed, so a failed run leaves no
-/// half-written output behind.
+/// half-written output behind. Only a regular file is ever replaced, and only with `force`
+/// (see [`flashbuf_trace::output`]).
 ///
 /// [`commit`]: OutputFile::commit
 pub struct OutputFile {
-    dest: PathBuf,
-    force: bool,
-    tmp: BufWriter<NamedTempFile>,
+    tmp: BufWriter<TempHandle>,
+}
+
+/// The temporary file's handle, writable, owning the [`AtomicFile`].
+struct TempHandle(AtomicFile);
+
+impl Write for TempHandle {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.file().write(buf)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.file().flush()
+    }
 }
 
 impl OutputFile {
-    /// Prepares to write `dest`. Fails at once if `dest` exists and `force` is not set, so no
-    /// work is wasted on a run whose result could not be saved.
+    /// Prepares to write `dest`. Fails at once if `dest` exists and `force` is not set, or if it
+    /// is not a regular file, so no work is wasted on a run whose result could not be saved.
     pub fn create(dest: &Path, force: bool) -> Result<Self, OutputError> {
-        let err = |message: String| OutputError { path: dest.display().to_string(), message };
-        if dest.exists() && !force {
-            return Err(err("already exists; use --force to overwrite it".into()));
-        }
-        let dir = match dest.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p,
-            _ => Path::new("."),
-        };
-        if !dir.is_dir() {
-            return Err(err(format!("directory {} does not exist", dir.display())));
-        }
-        let tmp = tempfile::Builder::new()
-            .prefix(".flashbuf-")
-            .suffix(".tmp")
-            .tempfile_in(dir)
-            .map_err(|e| err(format!("cannot create a temporary file in {}: {e}", dir.display())))?;
-        Ok(OutputFile { dest: dest.to_path_buf(), force, tmp: BufWriter::new(tmp) })
+        let file = AtomicFile::create(dest, force)
+            .map_err(|message| OutputError { path: dest.display().to_string(), message })?;
+        Ok(OutputFile { tmp: BufWriter::new(TempHandle(file)) })
     }
 
     /// Flushes, syncs and renames the file into place.
     pub fn commit(self) -> Result<(), OutputError> {
-        let dest = self.dest;
-        let err = |message: String| OutputError { path: dest.display().to_string(), message };
-        let tmp = self.tmp.into_inner().map_err(|e| err(format!("write failed: {}", e.error())))?;
-        tmp.as_file().sync_all().map_err(|e| err(format!("sync failed: {e}")))?;
-        let result = if self.force {
-            tmp.persist(&dest).map(|_: File| ())
-        } else {
-            tmp.persist_noclobber(&dest).map(|_: File| ())
-        };
-        result.map_err(|e| err(format!("cannot move the finished file into place: {}", e.error)))
+        let handle = self.tmp.into_inner().map_err(|e| {
+            let message = format!("write failed: {}", e.error());
+            OutputError { path: e.into_inner().get_ref().0.dest().display().to_string(), message }
+        })?;
+        let path = handle.0.dest().display().to_string();
+        handle.0.commit().map_err(|message| OutputError { path, message })
     }
 }
 

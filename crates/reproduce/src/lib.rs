@@ -71,10 +71,27 @@ pub struct Options<'a> {
     pub traces_dir: Option<PathBuf>,
     /// Progress sink.
     pub progress: &'a dyn Progress,
+    /// Replace an existing report (default: refuse, it may hold a user's edits).
+    pub force: bool,
+}
+
+/// Fails when `paper`'s report directory under `out` already holds a report and `force` is not
+/// set: a report may have been edited, and reproducing would replace it.
+pub fn check_existing(paper: Paper, out: &Path, force: bool) -> Result<()> {
+    let report = out.join(paper.name()).join("REPORT.md");
+    if !force && std::fs::symlink_metadata(&report).is_ok() {
+        anyhow::bail!(
+            "{}: a report is already there (it may hold your edits); use --force to replace it and its data, \
+             or --out another directory",
+            report.display()
+        );
+    }
+    Ok(())
 }
 
 /// Reproduces `paper`, writing `<out>/<paper>/REPORT.md` and its data. Returns the report.
 pub fn reproduce(paper: Paper, opts: &Options) -> Result<Report> {
+    check_existing(paper, &opts.out, opts.force)?;
     let out = opts.out.join(paper.name());
     std::fs::create_dir_all(&out).with_context(|| out.display().to_string())?;
     let ctx = Ctx { out: out.clone(), quick: opts.quick, traces_dir: opts.traces_dir.clone(), progress: opts.progress };

@@ -131,7 +131,7 @@ impl RunSpec {
     pub fn memory_bytes(&self) -> u64 {
         let frames = self.frames as u64;
         let table = self.trace_pages.max(16 * frames).min(crate::DENSE_LIMIT) * 4;
-        let buffer = frames * 96 + table;
+        let buffer = frames.saturating_mul(self.policy.bytes_per_frame()).saturating_add(table);
         let device = match self.device.kind {
             flashbuf_flash::DeviceKind::Ideal => 0,
             _ => {
@@ -139,7 +139,62 @@ impl RunSpec {
                 self.device.physical_blocks(self.logical_pages).unwrap_or(0).saturating_mul(ppb).saturating_mul(20)
             }
         };
-        buffer + device
+        buffer.saturating_add(device)
+    }
+
+    /// Refuses a run that could not fit in `total_bytes` of memory ([`RunSpec::memory_bytes`]),
+    /// before anything is allocated: the message says how much it needs.
+    pub fn check_memory(&self, total_bytes: u64) -> Result<(), String> {
+        let need = self.memory_bytes();
+        if need > total_bytes {
+            let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+            return Err(format!(
+                "{} with {} frames over {} of {} pages needs about {:.1} GiB of memory, more than this \
+                 machine's {:.1} GiB",
+                self.policy.label(),
+                self.frames,
+                self.device.label(),
+                self.logical_pages,
+                gib(need),
+                gib(total_bytes)
+            ));
+        }
+        Ok(())
+    }
+
+    /// A fingerprint of everything that can change the run's result: the trace (a generator's
+    /// canonical specification; a file's name and length; standard input), how it is read,
+    /// the policy and its parameters, the buffer, every field of the device and its size, the
+    /// write-miss mode, the final flush, the warm-up, the intervals, the page numbering and the
+    /// checking. Sixteen hexadecimal digits; result files carry it (`run_id`) so that a resumed
+    /// sweep never keeps a row of a run made with other options.
+    pub fn fingerprint(&self) -> String {
+        let trace = match &self.trace {
+            TraceSpec::Generated(g) => format!("gen:{}", g.canonical()),
+            TraceSpec::File { path, format } => {
+                let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                let len = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+                format!("file:{name}:{len}:{format:?}")
+            }
+            TraceSpec::Stdin { format } => format!("stdin:{format:?}"),
+        };
+        let device = serde_json::to_string(&self.device).expect("a device configuration serialises");
+        let text = format!(
+            "{trace}|{}|{}|{}|{device}|{}|{:?}|{}|{}|{:?}|{:?}|{:?}",
+            self.read.describe(),
+            self.policy.label(),
+            self.frames,
+            self.logical_pages,
+            self.write_miss,
+            self.final_flush,
+            self.warmup,
+            self.interval,
+            self.remap,
+            self.check_every
+        );
+        let a = crc32c::crc32c(text.as_bytes());
+        let b = crc32c::crc32c_append(0x9e37_79b9, text.as_bytes());
+        format!("{a:08x}{b:08x}")
     }
 
     /// `true` when `self` and `other` read the same requests (same trace, read options and

@@ -250,6 +250,8 @@ pub struct ResultRow {
     pub runtime_s: f64,
     /// Requests simulated per second of wall time.
     pub requests_per_s: f64,
+    /// A fingerprint of every option that can change the result ([`RunSpec::fingerprint`]).
+    pub run_id: String,
     /// The fewest page writes any policy can achieve with this buffer on this trace
     /// ([`crate::bound`]; empty unless asked for, e.g. `flashbuf run --bound`).
     pub write_bound: Option<u64>,
@@ -333,6 +335,7 @@ impl ResultRow {
             cpu_s,
             runtime_s: cpu_s + d.time_ns as f64 / 1e9,
             requests_per_s: if elapsed_s > 0.0 { c.requests as f64 / elapsed_s } else { 0.0 },
+            run_id: spec.fingerprint(),
             write_bound: None,
             writes_over_bound: None,
             time_bound_us: None,

@@ -37,6 +37,7 @@ fn ideal() -> DeviceConfig {
 fn comparable(mut r: ResultRow) -> ResultRow {
     r.remap_extent_pages = 0;
     r.logical_pages = 0;
+    r.run_id.clear();
     r.elapsed_s = 0.0;
     r.cpu_s = 0.0;
     r.runtime_s = 0.0;
@@ -184,4 +185,18 @@ fn intervals_add_up_to_the_run_and_a_warmup_drops_its_requests_counters() {
     .unwrap()
     .unwrap_err();
     assert!(e.to_string().contains("warm-up of 20000 requests is longer than the trace (10000 requests)"), "{e}");
+}
+
+#[test]
+fn checking_every_request_passes_on_runs_that_end_with_dirty_pages() {
+    // Every policy, checked after every request over a page-mapped device, ending with dirty
+    // pages that the final flush writes back.
+    let trace = TraceSpec::parse("gen:zipf,requests=3000,pages=400,write-ratio=0.6,seed=3").unwrap();
+    let device = DeviceConfig { kind: DeviceKind::Page, ..DeviceConfig::default() };
+    for (name, _) in POLICIES {
+        let mut s = RunSpec::new(trace.clone(), 400, PolicyConfig::with_defaults(name).unwrap(), 64, device.clone());
+        s.check_every = Some(1);
+        let out = execute_group(&[&s], &mut |_| {}).pop().unwrap().unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(out.counters.flush_writes > 0, "{name}");
+    }
 }

@@ -41,6 +41,7 @@ fn csv_rows(path: &Path) -> BTreeMap<RunKey, Vec<(String, String)>> {
             buffer_pages: get("buffer_pages").parse().unwrap(),
             device: get("device"),
             write_miss: get("write_miss"),
+            run_id: get("run_id"),
         };
         let fields = header
             .iter()
@@ -283,4 +284,39 @@ fn two_sweeps_never_write_into_one_directory_at_once() {
     drop(first);
     let again = ResultFiles::open(dir.path(), OpenMode::Resume).unwrap();
     assert!(again.done().is_empty());
+}
+
+#[test]
+fn resuming_with_other_options_reruns_what_they_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let config = |extra: &str| {
+        format!(
+            "traces = ['gen:zipf,requests=2000,pages=300,write-ratio=0.3']\npolicies = ['lru']\nbuffers = [20]\ndevices = [{{ kind = 'page', precondition = 'empty' }}]\n{extra}"
+        )
+    };
+    let plan = |text: &str| Sweep::from_toml(text, &dir.path().join("s.toml"), &mut |_| {}).unwrap();
+    let first = plan(&config(""));
+    let r = run_to_dir(&first, &out, OpenMode::New, 1, &|_| {}).unwrap();
+    assert_eq!(r.executed, 1);
+    // The same configuration: nothing to do.
+    let r = run_to_dir(&first, &out, OpenMode::Resume, 1, &|_| {}).unwrap();
+    assert_eq!((r.skipped, r.executed), (1, 0));
+    // Every option that changes the result changes the run's identity: the run is made again
+    // (the device label stays `page/micron/greedy/op7` for the precondition: only run_id tells).
+    for extra in ["final_flush = false", "page_size = 2048", "warmup = 100", "remap = 'on'"] {
+        let changed = plan(&config(extra));
+        let r = run_to_dir(&changed, &out, OpenMode::Resume, 1, &|_| {}).unwrap();
+        assert_eq!((r.skipped, r.executed), (0, 1), "{extra}");
+    }
+    let changed = plan(&config("").replace("'empty'", "'sequential'"));
+    assert_eq!(changed.runs()[0].key().device, first.runs()[0].key().device);
+    let r = run_to_dir(&changed, &out, OpenMode::Resume, 1, &|_| {}).unwrap();
+    assert_eq!((r.skipped, r.executed), (0, 1));
+    // The rows of the runs superseded by these reruns are gone: one row, the last run's.
+    let rows = csv_rows(&out.join(ResultFiles::CSV));
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows.keys().next().unwrap(), changed.runs()[0].key());
+    let jsonl = std::fs::read_to_string(out.join(ResultFiles::JSONL)).unwrap();
+    assert_eq!(jsonl.lines().count(), 1);
 }

@@ -37,6 +37,7 @@ pub mod cache;
 pub mod footprint;
 pub mod formats;
 pub mod generators;
+pub mod output;
 pub mod remap;
 pub mod rng;
 mod spec;

@@ -1,18 +1,18 @@
 //! Trace writers: flashbuf text, flashbuf binary (`.fbt`) and libCacheSim oracleGeneral.
 //!
 //! Every writer writes to a temporary file in the target's directory and renames it into place
-//! only in `finish()`: dropping a writer without finishing (an error, a panic, Ctrl-C unwinding)
-//! removes the temporary file, so a failed run leaves no half-written trace behind. An existing
-//! target is refused unless `overwrite` is set (checked when the writer is created, and again
-//! atomically at the rename).
+//! only in `finish()` ([`crate::output`]): dropping a writer without finishing removes the
+//! temporary file, so a failed run leaves no half-written trace behind. An existing target is
+//! refused unless `overwrite` is set, and only a regular file is ever replaced.
 
 use std::fs::File;
 use std::io::{self, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use rustc_hash::FxHashMap;
 
 use crate::formats::{BINARY_MAGIC, BINARY_VERSION, Format, ORACLE_RECORD_BYTES, TEXT_HEADER, encode_record};
+use crate::output::AtomicFile;
 use crate::{Request, TraceError, TraceSource};
 
 /// Bytes buffered before a write to the file.
@@ -57,45 +57,28 @@ pub fn copy_trace(source: &mut dyn TraceSource, writer: &mut dyn TraceWriter) ->
     Ok(n)
 }
 
-/// A temporary file that becomes `target` on commit.
+/// A temporary file that becomes `target` on commit ([`crate::output::AtomicFile`]), with a
+/// write buffer.
 struct OutputFile {
-    tmp: Option<tempfile::NamedTempFile>,
+    file: AtomicFile,
     buf: Vec<u8>,
-    target: PathBuf,
-    overwrite: bool,
 }
 
 impl OutputFile {
     fn create(target: &Path, overwrite: bool) -> Result<Self, TraceError> {
-        let shown = target.display().to_string();
-        let io_err = |source| TraceError::Io { path: shown.clone(), source };
-        if !overwrite && target.symlink_metadata().is_ok() {
-            return Err(io_err(io::Error::new(
-                io::ErrorKind::AlreadyExists,
-                "the file already exists (allow overwriting to replace it)",
-            )));
-        }
-        let dir = match target.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p,
-            _ => Path::new("."),
-        };
-        let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let tmp =
-            tempfile::Builder::new().prefix(&format!(".{name}.")).suffix(".tmp").tempfile_in(dir).map_err(io_err)?;
-        Ok(OutputFile {
-            tmp: Some(tmp),
-            buf: Vec::with_capacity(FLUSH_BYTES + 4096),
-            target: target.to_path_buf(),
-            overwrite,
-        })
+        let file = AtomicFile::create(target, overwrite).map_err(|m| TraceError::Io {
+            path: target.display().to_string(),
+            source: io::Error::new(io::ErrorKind::AlreadyExists, m),
+        })?;
+        Ok(OutputFile { file, buf: Vec::with_capacity(FLUSH_BYTES + 4096) })
     }
 
     fn io_error(&self, source: io::Error) -> TraceError {
-        TraceError::Io { path: self.target.display().to_string(), source }
+        TraceError::Io { path: self.file.dest().display().to_string(), source }
     }
 
     fn file(&mut self) -> &mut File {
-        self.tmp.as_mut().expect("output file used after commit").as_file_mut()
+        self.file.file()
     }
 
     #[inline]
@@ -113,11 +96,8 @@ impl OutputFile {
 
     fn commit(mut self) -> Result<(), TraceError> {
         self.flush()?;
-        self.file().sync_all().map_err(|e| self.io_error(e))?;
-        let tmp = self.tmp.take().expect("committed twice");
-        let persisted = if self.overwrite { tmp.persist(&self.target) } else { tmp.persist_noclobber(&self.target) };
-        // On failure the error owns the temporary file, which is removed when it drops.
-        persisted.map(drop).map_err(|e| self.io_error(e.error))
+        let dest = self.file.dest().display().to_string();
+        self.file.commit().map_err(|m| TraceError::Io { path: dest, source: io::Error::other(m) })
     }
 }
 

@@ -102,8 +102,9 @@ impl CostCurve {
     /// measured. Duplicate distances keep the first.
     pub fn measured(points: &[(i64, f64)], random_ns: Option<f64>) -> Result<Self, DeviceError> {
         let mut pts: Vec<(u64, f64)> = points.iter().filter(|(d, _)| *d > 0).map(|&(d, c)| (d as u64, c)).collect();
-        if let Some(&(d, c)) = pts.iter().find(|(_, c)| !c.is_finite() || *c < 0.0) {
-            return Err(config(format!("cost {c} at distance {d} is not a non-negative number")));
+        // A write takes time: a cost of zero would predict infinitely many writes per second.
+        if let Some(&(d, c)) = pts.iter().find(|(_, c)| !c.is_finite() || *c <= 0.0) {
+            return Err(config(format!("cost {c} at distance {d} is not a positive number")));
         }
         pts.sort_by_key(|p| p.0);
         pts.dedup_by_key(|p| p.0);
@@ -111,8 +112,8 @@ impl CostCurve {
             return Err(config("the cost curve has no point at a positive distance".into()));
         };
         let beyond_ns = match random_ns {
-            Some(r) if r.is_finite() && r >= 0.0 => r,
-            Some(r) => return Err(config(format!("random write cost {r} is not a non-negative number"))),
+            Some(r) if r.is_finite() && r > 0.0 => r,
+            Some(r) => return Err(config(format!("random write cost {r} is not a positive number"))),
             None => last,
         };
         Ok(CostCurve::Measured { points: pts, beyond_ns })

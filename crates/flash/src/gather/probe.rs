@@ -312,6 +312,42 @@ pub struct ProbeFile {
     pub size_bytes: u64,
 }
 
+/// Bytes available to an unprivileged user on the file system holding `path` (its directory
+/// when it does not exist yet), if it can be asked.
+fn free_bytes(path: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+    // SAFETY: statvfs fills the struct we own from a NUL-terminated path.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    let rc = unsafe { libc::statvfs(c.as_ptr(), &mut st) };
+    (rc == 0).then(|| (st.f_bavail as u64).saturating_mul(st.f_frsize as u64))
+}
+
+/// Refuses to grow a file by `grow` bytes when that would leave less than 5% of the file
+/// system's free space, or less than 64 MiB, free: a probe must not fill the disk.
+fn check_room(path: &Path, grow: u64) -> Result<(), StoreError> {
+    let Some(free) = free_bytes(path) else { return Ok(()) };
+    let keep = (free / 20).max(64 << 20);
+    if grow > free.saturating_sub(keep) {
+        return Err(io_err(
+            path,
+            io::ErrorKind::StorageFull,
+            format!(
+                "needs {:.1} MiB more, but its file system has {:.1} MiB free (the probe leaves at least {:.0} MiB); \
+                 choose a smaller --size",
+                grow as f64 / (1u64 << 20) as f64,
+                free as f64 / (1u64 << 20) as f64,
+                keep as f64 / (1u64 << 20) as f64
+            ),
+        ));
+    }
+    Ok(())
+}
+
 fn io_err(path: &Path, kind: io::ErrorKind, message: String) -> StoreError {
     StoreError::Io { path: path.display().to_string(), source: io::Error::new(kind, message) }
 }
@@ -374,6 +410,7 @@ pub fn open_probe_file(opts: &ProbeFileOptions) -> Result<ProbeFile, StoreError>
                 Some(s) => check_size(s)?,
                 None => check_size(m.len())?,
             };
+            check_room(path, size.saturating_sub(m.len()))?;
             let f = OpenOptions::new().write(true).open(path).map_err(io)?;
             if size != m.len() {
                 f.set_len(size).map_err(io)?;
@@ -382,6 +419,7 @@ pub fn open_probe_file(opts: &ProbeFileOptions) -> Result<ProbeFile, StoreError>
         }
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             let size = check_size(opts.size_bytes.unwrap_or(DEFAULT_PROBE_FILE_BYTES))?;
+            check_room(path, size)?;
             let f = OpenOptions::new().write(true).create_new(true).open(path).map_err(io)?;
             f.set_len(size).map_err(io)?;
             (true, size)

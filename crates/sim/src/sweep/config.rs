@@ -435,6 +435,7 @@ impl SweepConfig {
         let extent =
             extent_pages(&self.policies, &devices).map_err(|e| cx.err_at(Location { line: 1, column: 1 }, e))?;
         let needs = Needs::of(&buffers, &devices, None, self.warmup);
+        let memory = super::total_memory();
         for t in &self.traces {
             let mut forward = |e: PrepareEvent<'_>| match e {
                 PrepareEvent::PassStarted(how) => observer(PlanEvent::Opened { trace: &t.label, how }),
@@ -474,6 +475,8 @@ impl SweepConfig {
                             spec.check_every = self.check_every;
                             spec.final_flush = self.final_flush;
                             spec.warmup = warmup;
+                            spec.check_memory(memory)
+                                .map_err(|e| cx.err_at(b.at, format!("trace '{}': {e}", t.label)))?;
                             runs.push(SweepRun::new(spec, requests));
                         }
                     }

@@ -22,8 +22,10 @@
 //!
 //! # Run identity
 //!
-//! A run is identified by its [`RunKey`]: trace label, policy label, buffer pages, device label
-//! and write-miss mode, the columns a result row already has. Two runs of one sweep must differ
+//! A run is identified by its [`RunKey`]: trace label, policy label, buffer pages, device label,
+//! write-miss mode and `run_id`, a fingerprint of every other option that can change the result
+//! (page size, volume, format, every device field, final flush, warm-up, numbering, ...), the
+//! columns a result row already has: a sweep resumed with other options reruns what changed. Two runs of one sweep must differ
 //! in their keys. Identical runs listed twice (the same policy named twice, a percentage buffer
 //! size that equals a page count for some trace) are run once. Device labels
 //! ([`DeviceConfig::label`]) name only the main parameters of a device; when a sweep holds two
@@ -61,9 +63,9 @@ use crate::run::ResultRow;
 
 pub use buffer_size::BufferSize;
 pub use config::{Located, Location, PlanEvent, SweepConfig, TraceEntry};
-pub use results::{OpenMode, ResultFiles, csv_header};
+pub use results::{OpenMode, ResultFiles, csv_header, merge_results};
 pub use runner::{
-    Schedule, SweepReport, SweepSession, memory_budget, run_parallel, run_scheduled, run_to_dir, schedule,
+    Schedule, SweepReport, SweepSession, memory_budget, run_parallel, run_scheduled, run_to_dir, schedule, total_memory,
 };
 
 /// The identity of a run in result files: the columns that say what was run.
@@ -79,6 +81,8 @@ pub struct RunKey {
     pub device: String,
     /// Write-miss mode as written in result files, `fetch` or `no-fetch` (`write_miss` column).
     pub write_miss: String,
+    /// Fingerprint of every other option that can change the result (`run_id` column).
+    pub run_id: String,
 }
 
 impl RunKey {
@@ -90,6 +94,7 @@ impl RunKey {
             buffer_pages: row.buffer_pages,
             device: row.device.clone(),
             write_miss: write_miss_name(row.write_miss).to_string(),
+            run_id: row.run_id.clone(),
         }
     }
 }
@@ -98,8 +103,8 @@ impl fmt::Display for RunKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "trace {}, policy {}, {} buffer pages, device {}, write miss {}",
-            self.trace, self.policy, self.buffer_pages, self.device, self.write_miss
+            "trace {}, policy {}, {} buffer pages, device {}, write miss {}, run {}",
+            self.trace, self.policy, self.buffer_pages, self.device, self.write_miss, self.run_id
         )
     }
 }
@@ -134,6 +139,7 @@ impl SweepRun {
             buffer_pages: spec.frames as u64,
             device: spec.device.label(),
             write_miss: write_miss_name(spec.write_miss).to_string(),
+            run_id: spec.fingerprint(),
         };
         SweepRun { spec, requests, key }
     }
@@ -212,30 +218,62 @@ impl Sweep {
     /// are an error ([`SweepError::Duplicate`]).
     pub fn new(runs: Vec<SweepRun>) -> Result<Self, SweepError> {
         let mut runs = runs;
-        let devices: Vec<&DeviceConfig> = runs.iter().map(|r| &r.spec.device).collect();
-        let labels = device_labels(&devices);
-        for (run, label) in runs.iter_mut().zip(labels) {
-            run.key.device = label;
-        }
-        let mut seen: HashMap<RunKey, usize> = HashMap::new();
-        let mut kept: Vec<SweepRun> = Vec::with_capacity(runs.len());
-        for run in runs {
-            match seen.get(&run.key) {
-                Some(&i) if kept[i].same_run(&run) => {}
-                Some(&i) => {
-                    return Err(SweepError::Duplicate {
-                        key: Box::new(run.key.clone()),
-                        first: describe(&kept[i]),
-                        second: describe(&run),
-                    });
-                }
+        // Labels are computed once per distinct device configuration (a sweep of a million runs
+        // has a handful of devices).
+        let mut distinct: Vec<&DeviceConfig> = Vec::new();
+        let mut which: Vec<usize> = Vec::with_capacity(runs.len());
+        for r in &runs {
+            let i = match distinct.iter().position(|d| **d == r.spec.device) {
+                Some(i) => i,
                 None => {
-                    seen.insert(run.key.clone(), kept.len());
-                    kept.push(run);
+                    distinct.push(&r.spec.device);
+                    distinct.len() - 1
                 }
+            };
+            which.push(i);
+        }
+        let labels = device_labels(&distinct);
+        for (run, i) in runs.iter_mut().zip(which) {
+            if run.key.device != labels[i] {
+                run.key.device.clone_from(&labels[i]);
             }
         }
-        Ok(Sweep { runs: kept, output: None })
+        // Runs must differ in the columns a reader sees, not only in their fingerprints: index
+        // them by a hash of those columns and compare on a match (no copy of the keys is kept).
+        let readable_hash = |k: &RunKey| {
+            use std::hash::{Hash, Hasher};
+            let mut h = rustc_hash::FxHasher::default();
+            (&k.trace, &k.policy, k.buffer_pages, &k.device, &k.write_miss).hash(&mut h);
+            h.finish()
+        };
+        let same_readable = |a: &RunKey, b: &RunKey| {
+            a.trace == b.trace
+                && a.policy == b.policy
+                && a.buffer_pages == b.buffer_pages
+                && a.device == b.device
+                && a.write_miss == b.write_miss
+        };
+        let mut seen: HashMap<u64, Vec<usize>> = HashMap::with_capacity(runs.len());
+        let mut keep = vec![true; runs.len()];
+        for i in 0..runs.len() {
+            let bucket = seen.entry(readable_hash(&runs[i].key)).or_default();
+            match bucket.iter().copied().find(|&j| same_readable(&runs[j].key, &runs[i].key)) {
+                Some(j) if runs[j].same_run(&runs[i]) => keep[i] = false,
+                Some(j) => {
+                    return Err(SweepError::Duplicate {
+                        key: Box::new(runs[i].key.clone()),
+                        first: describe(&runs[j]),
+                        second: describe(&runs[i]),
+                    });
+                }
+                None => bucket.push(i),
+            }
+        }
+        drop(seen);
+        let mut keep = keep.into_iter();
+        runs.retain(|_| keep.next().expect("one flag per run"));
+        runs.shrink_to_fit();
+        Ok(Sweep { runs, output: None })
     }
 
     /// Parses a TOML configuration and plans it ([`SweepConfig::parse`] then
@@ -271,6 +309,19 @@ impl Sweep {
     /// Requests over all runs (the total of a progress bar).
     pub fn total_requests(&self) -> u64 {
         self.runs.iter().map(|r| r.requests).sum()
+    }
+
+    /// Shard `index` of `count` (1-based, `1 ..= count`): every `count`-th run of the plan,
+    /// starting with the `index`-th, in plan order — a deterministic share for one task of a job
+    /// array. The shards of a sweep are disjoint and together hold every run;
+    /// [`merge_results`] puts their result files back together.
+    pub fn shard(&self, index: usize, count: usize) -> Result<Sweep, SweepError> {
+        if count == 0 || index == 0 || index > count {
+            return Err(SweepError::Shard(format!("shard {index}/{count}: expected I/N with 1 <= I <= N")));
+        }
+        let runs =
+            self.runs.iter().enumerate().filter(|(k, _)| k % count == index - 1).map(|(_, r)| r.clone()).collect();
+        Ok(Sweep { runs, output: self.output.clone() })
     }
 
     /// The keys in plan order.
@@ -414,4 +465,7 @@ pub enum SweepError {
     /// The thread pool could not be built.
     #[error("cannot start the worker threads: {0}")]
     Threads(String),
+    /// A shard specification or a merge of shards is wrong.
+    #[error("{0}")]
+    Shard(String),
 }

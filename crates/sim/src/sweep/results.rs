@@ -24,6 +24,7 @@ use std::path::{Path, PathBuf};
 
 use flashbuf_flash::DeviceStats;
 use flashbuf_policy::PolicyConfig;
+use flashbuf_trace::output::{AtomicFile, check_destination};
 
 use super::{RunKey, SweepError};
 use crate::buffer::Counters;
@@ -137,6 +138,7 @@ fn read_csv(path: &Path, header: &[String]) -> Result<Option<CsvRows>, SweepErro
     }
     let col = |name: &str| header.iter().position(|h| h == name).expect("a key column of result rows");
     let (t, p, b, d, w) = (col("trace"), col("policy"), col("buffer_pages"), col("device"), col("write_miss"));
+    let id = col("run_id");
     for rec in records {
         let rec = rec.map_err(|e| bad(e.position().map_or(0, |p| p.line()), e.to_string()))?;
         let line = rec.position().map_or(0, |p| p.line());
@@ -151,6 +153,7 @@ fn read_csv(path: &Path, header: &[String]) -> Result<Option<CsvRows>, SweepErro
             buffer_pages,
             device: rec[d].to_string(),
             write_miss: rec[w].to_string(),
+            run_id: rec[id].to_string(),
         };
         rows.push((key, rec));
     }
@@ -188,6 +191,7 @@ fn read_jsonl(path: &Path) -> Result<Option<JsonRows>, SweepError> {
                 .ok_or_else(|| bad("no 'buffer_pages' number".into()))?,
             device: s("device")?,
             write_miss: s("write_miss")?,
+            run_id: s("run_id")?,
         };
         rows.push((key, line.to_string()));
     }
@@ -197,7 +201,11 @@ fn read_jsonl(path: &Path) -> Result<Option<JsonRows>, SweepError> {
 /// Takes the exclusive lock of the result directory, or fails with [`SweepError::Busy`].
 fn lock_dir(dir: &Path) -> Result<File, SweepError> {
     let path = dir.join(".results.lock");
-    let file = OpenOptions::new().create(true).truncate(false).write(true).open(&path).map_err(io(&path))?;
+    regular_or_absent(&path)?;
+    let mut o = OpenOptions::new();
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut o, libc::O_NOFOLLOW);
+    let file = o.create(true).truncate(false).write(true).open(&path).map_err(io(&path))?;
     #[cfg(unix)]
     {
         use std::os::fd::AsRawFd;
@@ -214,14 +222,22 @@ fn lock_dir(dir: &Path) -> Result<File, SweepError> {
     Ok(file)
 }
 
-/// Writes `bytes` to `dest` through a temporary file in the same directory, renamed over it.
+/// Writes `bytes` to `dest` through a temporary file in the same directory, renamed over it
+/// (only a regular file is replaced: [`flashbuf_trace::output`]).
 fn write_atomic(dest: &Path, bytes: &[u8]) -> Result<(), SweepError> {
-    let dir = dest.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let mut tmp = tempfile::Builder::new().prefix(".flashbuf-").suffix(".tmp").tempfile_in(dir).map_err(io(dest))?;
-    tmp.write_all(bytes).map_err(io(dest))?;
-    tmp.as_file().sync_all().map_err(io(dest))?;
-    tmp.persist(dest).map_err(|e| io(dest)(e.error))?;
-    Ok(())
+    let refused = |m: String| io(dest)(std::io::Error::other(m));
+    let mut tmp = AtomicFile::create(dest, true).map_err(refused)?;
+    tmp.file().write_all(bytes).map_err(io(dest))?;
+    tmp.commit().map_err(refused)
+}
+
+/// Fails unless `path` is absent or a regular file (a result file that is a symbolic link, a
+/// FIFO or a device is never written through).
+fn regular_or_absent(path: &Path) -> Result<(), SweepError> {
+    match check_destination(path, true) {
+        Ok(()) => Ok(()),
+        Err(m) => Err(io(path)(std::io::Error::other(m))),
+    }
 }
 
 impl ResultFiles {
@@ -238,6 +254,9 @@ impl ResultFiles {
     /// Fails as [`ResultFiles::open`] would for existing files in [`OpenMode::New`], without
     /// creating anything (to refuse before any work is done).
     pub fn check(dir: &Path, mode: OpenMode) -> Result<(), SweepError> {
+        for name in [Self::CSV, Self::JSONL, ".results.lock"] {
+            regular_or_absent(&dir.join(name))?;
+        }
         match (mode, Self::existing(dir).into_iter().next()) {
             (OpenMode::New, Some(path)) => Err(SweepError::Exists { path }),
             _ => Ok(()),
@@ -300,7 +319,10 @@ impl ResultFiles {
             done = both;
         }
         let open = |path: &Path| -> Result<File, SweepError> {
+            regular_or_absent(path)?;
             let mut o = OpenOptions::new();
+            #[cfg(unix)]
+            std::os::unix::fs::OpenOptionsExt::custom_flags(&mut o, libc::O_NOFOLLOW);
             match mode {
                 OpenMode::New => o.write(true).create_new(true),
                 OpenMode::Overwrite => o.write(true).create(true).truncate(true),
@@ -361,11 +383,16 @@ impl ResultFiles {
         let header = csv_header();
         let rank: HashMap<&RunKey, usize> = order.iter().enumerate().map(|(i, k)| (k, i)).collect();
         let sort_key = |k: &RunKey, i: usize| rank.get(k).map_or((1, i), |&r| (0, r));
+        // A row whose readable columns name a planned run but whose fingerprint differs was made
+        // with other options: the planned run superseded it.
+        let readable = |k: &RunKey| RunKey { run_id: String::new(), ..k.clone() };
+        let planned: HashSet<RunKey> = order.iter().map(readable).collect();
+        let superseded = |k: &RunKey| !rank.contains_key(k) && planned.contains(&readable(k));
         self.csv.sync_all().map_err(io(&self.csv_path))?;
         self.jsonl.sync_all().map_err(io(&self.jsonl_path))?;
 
         let mut csv_rows = read_csv(&self.csv_path, &header)?.map(|c| c.rows).unwrap_or_default();
-        let mut idx: Vec<usize> = (0..csv_rows.len()).collect();
+        let mut idx: Vec<usize> = (0..csv_rows.len()).filter(|&i| !superseded(&csv_rows[i].0)).collect();
         idx.sort_by_key(|&i| sort_key(&csv_rows[i].0, i));
         let mut bytes = csv_line(&csv::StringRecord::from(header));
         for i in idx {
@@ -374,7 +401,7 @@ impl ResultFiles {
         write_atomic(&self.csv_path, &bytes)?;
 
         let json_rows = read_jsonl(&self.jsonl_path)?.map(|j| j.rows).unwrap_or_default();
-        let mut idx: Vec<usize> = (0..json_rows.len()).collect();
+        let mut idx: Vec<usize> = (0..json_rows.len()).filter(|&i| !superseded(&json_rows[i].0)).collect();
         idx.sort_by_key(|&i| sort_key(&json_rows[i].0, i));
         let mut bytes = Vec::new();
         for i in idx {
@@ -383,6 +410,85 @@ impl ResultFiles {
         }
         write_atomic(&self.jsonl_path, &bytes)
     }
+}
+
+/// Merges the result files of a sweep's shards (directories written by
+/// [`Sweep::shard`](super::Sweep::shard) runs) into `out`: exactly the files the unsharded sweep
+/// would have written, every planned run once, in plan order. Rows of the shards that the plan
+/// does not hold are left out; a planned run missing from every shard, or present in two with
+/// different results, is an error naming it. `out`'s files are replaced only with `force`.
+/// Returns the number of runs merged.
+pub fn merge_results(order: &[RunKey], shards: &[PathBuf], out: &Path, force: bool) -> Result<usize, SweepError> {
+    let header = csv_header();
+    let planned: HashMap<&RunKey, usize> = order.iter().enumerate().map(|(i, k)| (k, i)).collect();
+    let mut csv_rows: Vec<Option<csv::StringRecord>> = vec![None; order.len()];
+    let mut json_rows: Vec<Option<String>> = vec![None; order.len()];
+    let timing = ["elapsed_s", "cpu_s", "runtime_s", "requests_per_s"];
+    let timing_cols: Vec<usize> =
+        header.iter().enumerate().filter(|(_, h)| timing.contains(&h.as_str())).map(|(i, _)| i).collect();
+    let same = |a: &csv::StringRecord, b: &csv::StringRecord| {
+        a.iter().zip(b.iter()).enumerate().all(|(i, (x, y))| x == y || timing_cols.contains(&i))
+    };
+    for dir in shards {
+        let files = ResultFiles::existing(dir);
+        if files.len() != 2 {
+            return Err(SweepError::Shard(format!(
+                "{}: not a shard's result directory (results.csv and results.jsonl expected)",
+                dir.display()
+            )));
+        }
+        let csv_path = dir.join(ResultFiles::CSV);
+        let rows = read_csv(&csv_path, &header)?.map(|c| c.rows).unwrap_or_default();
+        for (key, rec) in rows {
+            let Some(&i) = planned.get(&key) else { continue };
+            match &csv_rows[i] {
+                Some(prev) if !same(prev, &rec) => {
+                    return Err(SweepError::Shard(format!(
+                        "{key}: two shards hold different results for this run ({} among them)",
+                        csv_path.display()
+                    )));
+                }
+                _ => csv_rows[i] = Some(rec),
+            }
+        }
+        let rows = read_jsonl(&dir.join(ResultFiles::JSONL))?.map(|j| j.rows).unwrap_or_default();
+        for (key, line) in rows {
+            if let Some(&i) = planned.get(&key) {
+                json_rows[i].get_or_insert(line);
+            }
+        }
+    }
+    let missing: Vec<String> = order
+        .iter()
+        .zip(csv_rows.iter().zip(&json_rows))
+        .filter(|(_, (c, j))| c.is_none() || j.is_none())
+        .map(|(k, _)| k.to_string())
+        .collect();
+    if !missing.is_empty() {
+        return Err(SweepError::Shard(format!(
+            "{} planned run(s) are in no shard's results (an unfinished shard?), e.g. {}",
+            missing.len(),
+            missing[0]
+        )));
+    }
+    std::fs::create_dir_all(out).map_err(io(out))?;
+    let _lock = lock_dir(out)?;
+    let (csv_path, jsonl_path) = (out.join(ResultFiles::CSV), out.join(ResultFiles::JSONL));
+    for p in [&csv_path, &jsonl_path] {
+        check_destination(p, force).map_err(|m| io(p)(std::io::Error::other(m)))?;
+    }
+    let mut bytes = csv_line(&csv::StringRecord::from(header));
+    for r in csv_rows.into_iter().flatten() {
+        bytes.extend(csv_line(&r));
+    }
+    write_atomic(&csv_path, &bytes)?;
+    let mut bytes = Vec::new();
+    for l in json_rows.into_iter().flatten() {
+        bytes.extend_from_slice(l.as_bytes());
+        bytes.push(b'\n');
+    }
+    write_atomic(&jsonl_path, &bytes)?;
+    Ok(order.len())
 }
 
 #[cfg(test)]

@@ -29,6 +29,19 @@ pub fn memory_budget() -> u64 {
     available.map_or(4 << 30, |a| a / 2)
 }
 
+/// The machine's physical memory in bytes (`MemTotal`), or `u64::MAX` when it cannot be read.
+pub fn total_memory() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| {
+            m.lines()
+                .find(|l| l.starts_with("MemTotal:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<u64>().ok())
+        })
+        .map_or(u64::MAX, |kb| kb.saturating_mul(1024))
+}
+
 /// How runs are scheduled: groups of runs sharing one decoding, in waves that fit the memory
 /// budget.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -5,9 +5,11 @@
 //! 2. The file name, compression suffix stripped, case-insensitive: `*.fbt` → `binary`;
 //!    `*.oracleGeneral*` or `*.oracle` → `oracle`; `*.lis` → `arc`; `*.spc` → `spc`; `*.txt` →
 //!    `text` if the content starts with the text header (otherwise go on sniffing).
-//! 3. Binary content (a NUL byte or invalid UTF-8) → `oracle` if its first records look like
-//!    oracleGeneral (each `next_access_vtime` is −1 or the index of a later request), else an
-//!    error.
+//! 3. Binary content (a NUL byte, or bytes that are mostly not text) → `oracle` only if its
+//!    records validate as oracleGeneral: every `next_access_vtime` is −1 or the 1-based index of
+//!    a later request (below 2^40), and where that request lies in the sniffed bytes it names the
+//!    same object; else an error. Content that is text but for a few bytes (a stray non-UTF-8
+//!    byte in a CSV file) is text: its reader names the line of the bad byte.
 //! 4. The first lines of text (up to 32, blank lines and `#` comments skipped; a last line cut
 //!    by the sniff window is ignored):
 //!    * `# flashbuf-trace` header → `text`;
@@ -20,7 +22,8 @@
 //!      line: 5 → `mqsim` if every first column is an integer (MQSim writes integer
 //!      nanoseconds), else `disksim` (milliseconds with a fraction); 4 → `arc`; 1 → `lirs`.
 //!
-//! Anything else is an error that shows the first line and lists the formats to choose from.
+//! Anything else is an error that names the line that fits no format (and why), shows it with
+//! control bytes escaped, and lists the formats to choose from.
 
 use crate::TraceError;
 
@@ -82,40 +85,70 @@ pub fn detect_format(name: &str, head: &[u8], complete: bool) -> Result<Detectio
     sniff(head, complete).map(|d| Detection { format: d.format, reason: format!("{txt_note}{}", d.reason) })
 }
 
-fn looks_binary(head: &[u8], complete: bool) -> bool {
+/// Binary content: a NUL byte, or more than 1% of the bytes neither printable ASCII,
+/// whitespace nor part of valid UTF-8. A text file with a stray bad byte stays text.
+fn looks_binary(head: &[u8]) -> bool {
     if head.contains(&0) {
         return true;
     }
-    match std::str::from_utf8(head) {
-        Ok(_) => false,
-        // A multi-byte character cut by the sniff window is fine.
-        Err(e) => complete || e.error_len().is_some(),
+    let mut bad = 0usize;
+    let mut rest = head;
+    while !rest.is_empty() {
+        match std::str::from_utf8(rest) {
+            Ok(s) => {
+                bad += s.chars().filter(|c| c.is_control() && !c.is_ascii_whitespace()).count();
+                break;
+            }
+            Err(e) => {
+                let valid = e.valid_up_to();
+                let text = std::str::from_utf8(&rest[..valid]).expect("valid up to here");
+                bad += text.chars().filter(|c| c.is_control() && !c.is_ascii_whitespace()).count();
+                // A character cut by the end of the sniff window is not an error.
+                let skip = e.error_len().unwrap_or(rest.len() - valid);
+                bad += e.error_len().map_or(0, |n| n);
+                rest = &rest[valid + skip..];
+            }
+        }
     }
+    bad * 100 > head.len()
 }
 
-/// Checks the first records of binary content against the oracleGeneral layout.
+/// Checks the records of binary content against the oracleGeneral layout (see the module
+/// documentation); the number of records checked.
 fn oracle_records(head: &[u8], complete: bool) -> Option<usize> {
     let whole_records = head.len() / ORACLE_RECORD_BYTES * ORACLE_RECORD_BYTES == head.len();
     if head.len() < ORACLE_RECORD_BYTES || (complete && !whole_records) {
         return None;
     }
-    let records = (head.len() / ORACLE_RECORD_BYTES).min(1000);
-    for (i, r) in head.chunks_exact(ORACLE_RECORD_BYTES).take(records).enumerate() {
-        let next = i64::from_le_bytes([r[16], r[17], r[18], r[19], r[20], r[21], r[22], r[23]]);
+    let records: Vec<&[u8]> = head.chunks_exact(ORACLE_RECORD_BYTES).collect();
+    let id = |r: &[u8]| u64::from_le_bytes(r[4..12].try_into().expect("8 bytes"));
+    for (i, r) in records.iter().enumerate() {
+        let next = i64::from_le_bytes(r[16..24].try_into().expect("8 bytes"));
         // next_access_vtime is the 1-based index of the next request to the object, or −1.
-        if next != -1 && next <= i as i64 + 1 {
+        if next == -1 {
+            continue;
+        }
+        if next <= i as i64 + 1 || next >= 1 << 40 {
+            return None;
+        }
+        if let Some(later) = records.get(next as usize - 1)
+            && id(later) != id(r)
+        {
             return None;
         }
     }
-    Some(records)
+    Some(records.len())
 }
+
+/// A sniffed line: its 1-based number, the line, its fields.
+type Row<'a> = (u64, &'a [u8], Vec<&'a [u8]>);
 
 fn sniff(head: &[u8], complete: bool) -> Result<Detection, TraceError> {
     let suggest = || format!("give the format explicitly; valid formats: {}", Format::valid_names());
     if head.is_empty() {
         return Err(TraceError::Format(format!("cannot detect the format of an empty file; {}", suggest())));
     }
-    if looks_binary(head, complete) {
+    if looks_binary(head) {
         if let Some(n) = oracle_records(head, complete) {
             return found(
                 Format::Oracle,
@@ -129,9 +162,13 @@ fn sniff(head: &[u8], complete: bool) -> Result<Detection, TraceError> {
         // The last piece may be cut by the sniff window.
         pieces.pop();
     }
-    let mut lines =
-        pieces.into_iter().map(|l| l.strip_suffix(b"\r").unwrap_or(l)).filter(|l| !l.trim_ascii().is_empty());
-    let Some(first) = lines.next() else {
+    // (1-based line number, line), blank lines skipped.
+    let mut lines = pieces
+        .into_iter()
+        .enumerate()
+        .map(|(i, l)| (i as u64 + 1, l.strip_suffix(b"\r").unwrap_or(l)))
+        .filter(|(_, l)| !l.trim_ascii().is_empty());
+    let Some((first_no, first)) = lines.next() else {
         return Err(TraceError::Format(format!("no complete line in the first {} bytes; {}", head.len(), suggest())));
     };
     let first = first.trim_ascii();
@@ -149,57 +186,87 @@ fn sniff(head: &[u8], complete: bool) -> Result<Detection, TraceError> {
             return found(format, format!("content starts with the header '{}'", show(first)));
         }
     }
-    let mut sample: Vec<&[u8]> = vec![first];
-    sample.extend(lines.filter(|l| !l.trim_ascii().starts_with(b"#")).take(SNIFF_LINES - 1));
+    let mut sample: Vec<(u64, &[u8])> = vec![(first_no, first)];
+    sample.extend(lines.filter(|(_, l)| !l.trim_ascii().starts_with(b"#")).take(SNIFF_LINES - 1));
     if first.starts_with(b"#") {
         sample.remove(0);
     }
-    let Some(&line1) = sample.first() else {
+    let Some(&(_, line1)) = sample.first() else {
         return Err(TraceError::Format(format!("only comments in the first {} bytes; {}", head.len(), suggest())));
     };
     let n = sample.len();
-    let unknown = |why: String| {
-        TraceError::Format(format!("cannot detect the format: first line '{}' ({why}); {}", show(line1), suggest()))
+    // A line that fits no format: its number, the line (escaped), why, and what to do.
+    let unknown = |at: u64, line: &[u8], why: String| {
+        TraceError::Format(format!("cannot detect the format: line {at} '{}': {why}; {}", show(line), suggest()))
     };
     if line1.contains(&b',') {
-        let rows: Vec<Vec<&[u8]>> = sample.iter().map(|l| csv_fields(l).collect()).collect();
-        let width = rows[0].len();
-        if rows.iter().any(|r| r.len() != width) {
-            return Err(unknown("comma-separated lines with different numbers of fields".into()));
+        let rows: Vec<Row<'_>> = sample.iter().map(|&(i, l)| (i, l, csv_fields(l).collect())).collect();
+        let width = rows[0].2.len();
+        if let Some((at, line, r)) = rows.iter().find(|(_, _, r)| r.len() != width) {
+            return Err(unknown(
+                *at,
+                line,
+                format!("{} comma-separated fields where line {} has {width}", r.len(), rows[0].0),
+            ));
         }
-        let all = |col: usize, ok: &dyn Fn(&[u8]) -> bool| rows.iter().all(|r| ok(r[col]));
-        if width == 7 && all(3, &|f| f.eq_ignore_ascii_case(b"read") || f.eq_ignore_ascii_case(b"write")) {
-            return found(
-                Format::Msr,
-                format!("{n} lines of 7 comma-separated fields with Read/Write 4th (MSR Cambridge)"),
-            );
+        // The comma-separated formats by width: what a line must look like, and why not.
+        type Check = fn(&[&[u8]]) -> Result<(), &'static str>;
+        let checks: [(usize, Format, &str, Check); 4] = [
+            (7, Format::Msr, "Read/Write 4th (MSR Cambridge)", |r| {
+                let rw = r[3].eq_ignore_ascii_case(b"read") || r[3].eq_ignore_ascii_case(b"write");
+                if rw { Ok(()) } else { Err("its 4th field is not Read or Write") }
+            }),
+            (5, Format::Spc, "r/w 4th (SPC)", |r| {
+                if matches!(r[3], b"r" | b"R" | b"w" | b"W") { Ok(()) } else { Err("its 4th field is not r or w") }
+            }),
+            (5, Format::Tencent, "0/1 4th (Tencent CBS)", |r| match (matches!(r[3], b"0" | b"1"), parse_u64(r[4])) {
+                (false, _) => Err("its 4th field is not 0 or 1"),
+                (true, None) => Err("its 5th field (the volume) is not an integer"),
+                (true, Some(_)) => Ok(()),
+            }),
+            (5, Format::CloudPhysics, "a SCSI read/write opcode 3rd (CloudPhysics)", |r| {
+                if parse_hex_u8(r[2]).and_then(scsi_kind).is_some() {
+                    Ok(())
+                } else {
+                    Err("its 3rd field is not a SCSI read or write opcode")
+                }
+            }),
+        ];
+        let mut failures: Vec<(u64, &[u8], String)> = Vec::new();
+        for (w, format, what, check) in checks {
+            if w != width {
+                continue;
+            }
+            match rows.iter().find_map(|(at, line, r)| check(r).err().map(|why| (*at, *line, why))) {
+                None => return found(format, format!("{n} lines of {width} comma-separated fields with {what}")),
+                Some((at, line, why)) => failures.push((at, line, format!("as {format}, {why}"))),
+            }
         }
-        if width == 5 && all(3, &|f| matches!(f, b"r" | b"R" | b"w" | b"W")) {
-            return found(Format::Spc, format!("{n} lines of 5 comma-separated fields with r/w 4th (SPC)"));
+        // Report the candidate that got furthest (its first bad line is the latest).
+        if let Some((at, line, why)) = failures.into_iter().max_by_key(|(at, _, _)| *at) {
+            return Err(unknown(at, line, why));
         }
-        if width == 5 && all(3, &|f| matches!(f, b"0" | b"1")) && all(4, &|f| parse_u64(f).is_some()) {
-            return found(Format::Tencent, format!("{n} lines of 5 comma-separated fields with 0/1 4th (Tencent CBS)"));
-        }
-        if width == 5 && all(2, &|f| parse_hex_u8(f).and_then(scsi_kind).is_some()) {
-            return found(
-                Format::CloudPhysics,
-                format!("{n} lines of 5 comma-separated fields with a SCSI read/write opcode 3rd (CloudPhysics)"),
-            );
-        }
-        return Err(unknown(format!("{width} comma-separated fields fit no known format")));
+        return Err(unknown(rows[0].0, line1, format!("{width} comma-separated fields fit no known format")));
     }
-    let rows: Vec<Vec<&[u8]>> = sample.iter().map(|l| ws_fields(l).collect()).collect();
-    let width = rows[0].len();
-    if rows.iter().any(|r| r.len() != width) {
-        return Err(unknown("lines with different numbers of fields".into()));
+    let rows: Vec<Row<'_>> = sample.iter().map(|&(i, l)| (i, l, ws_fields(l).collect())).collect();
+    let width = rows[0].2.len();
+    if let Some((at, line, r)) = rows.iter().find(|(_, _, r)| r.len() != width) {
+        return Err(unknown(*at, line, format!("{} fields where line {} has {width}", r.len(), rows[0].0)));
     }
-    let integers_from = |col: usize| rows.iter().all(|r| r[col..].iter().all(|f| parse_u64(f).is_some()));
+    // The first line with a field from `col` on that is not an integer.
+    let not_integers_from = |col: usize| rows.iter().find(|(_, _, r)| r[col..].iter().any(|f| parse_u64(f).is_none()));
     let decimal = |f: &[u8]| {
         std::str::from_utf8(f).ok().and_then(|s| s.parse::<f64>().ok()).is_some_and(|v| v.is_finite() && v >= 0.0)
     };
     match width {
-        5 if integers_from(1) && rows.iter().all(|r| decimal(r[0])) => {
-            if integers_from(0) {
+        5 => {
+            if let Some((at, line, _)) = not_integers_from(1) {
+                return Err(unknown(*at, line, "as DiskSim/MQSim, a field after the time is not an integer".into()));
+            }
+            if let Some((at, line, _)) = rows.iter().find(|(_, _, r)| !decimal(r[0])) {
+                return Err(unknown(*at, line, "as DiskSim/MQSim, the time is not a number".into()));
+            }
+            if not_integers_from(0).is_none() {
                 found(Format::Mqsim, format!("{n} lines of 5 whitespace-separated integers (MQSim ASCII, time in ns)"))
             } else {
                 found(
@@ -208,8 +275,17 @@ fn sniff(head: &[u8], complete: bool) -> Result<Detection, TraceError> {
                 )
             }
         }
-        4 if integers_from(0) => found(Format::Arc, format!("{n} lines of 4 whitespace-separated integers (ARC .lis)")),
-        1 if integers_from(0) => found(Format::Lirs, format!("{n} lines of one integer each (LIRS)")),
-        _ => Err(unknown(format!("{width} whitespace-separated fields fit no known format"))),
+        4 | 1 => match not_integers_from(0) {
+            Some((at, line, _)) => Err(unknown(
+                *at,
+                line,
+                format!("as {}, a field is not an integer", if width == 4 { "ARC .lis" } else { "LIRS" }),
+            )),
+            None if width == 4 => {
+                found(Format::Arc, format!("{n} lines of 4 whitespace-separated integers (ARC .lis)"))
+            }
+            None => found(Format::Lirs, format!("{n} lines of one integer each (LIRS)")),
+        },
+        _ => Err(unknown(rows[0].0, line1, format!("{width} whitespace-separated fields fit no known format"))),
     }
 }

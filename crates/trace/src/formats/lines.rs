@@ -135,10 +135,35 @@ pub(crate) fn is_header(fields: &[&[u8]], names: &[&str]) -> bool {
     fields.len() == names.len() && fields.iter().zip(names).all(|(f, n)| f.eq_ignore_ascii_case(n.as_bytes()))
 }
 
-/// A field for an error message (lossy UTF-8, at most 40 characters).
+/// A field for an error message: at most 40 characters, invalid UTF-8 bytes as `\xNN` and
+/// control characters escaped (`\u{1b}`), so that no byte of a trace file reaches the terminal
+/// as a control sequence.
 pub(crate) fn show(field: &[u8]) -> String {
-    let s = String::from_utf8_lossy(field);
-    if s.chars().count() > 40 { format!("{}…", s.chars().take(40).collect::<String>()) } else { s.into_owned() }
+    let mut out = String::new();
+    let mut shown = 0;
+    for chunk in field.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            if shown == 40 {
+                out.push('…');
+                return out;
+            }
+            if c.is_control() {
+                out.extend(c.escape_default())
+            } else {
+                out.push(c)
+            }
+            shown += 1;
+        }
+        for b in chunk.invalid() {
+            if shown == 40 {
+                out.push('…');
+                return out;
+            }
+            out.push_str(&format!("\\x{b:02x}"));
+            shown += 1;
+        }
+    }
+    out
 }
 
 /// A decimal `u64` (digits only, no sign).

@@ -362,7 +362,60 @@ fn detection_failures_explain_themselves() {
         assert!(e.contains("valid formats"), "{name} {content:?}: {e}");
     }
     let e = detect_format("a.csv", b"x,y,z\n", true).unwrap_err().to_string();
-    assert!(e.contains("first line 'x,y,z'"), "{e}");
+    assert!(e.contains("line 1 'x,y,z'"), "{e}");
+    // The line that breaks the pattern is named, with why.
+    let e = detect_format("a.csv", b"1,2,3,4,5\n\n1,2,3\n", true).unwrap_err().to_string();
+    assert!(e.contains("line 3 '1,2,3': 3 comma-separated fields where line 1 has 5"), "{e}");
+    let msr = "1,hm,0,Read,0,512,1\n2,hm,0,Write,0,512,1\n3,hm,0,Erase,0,512,1\n";
+    let e = detect_format("a.csv", msr.as_bytes(), true).unwrap_err().to_string();
+    assert!(e.contains("line 3 '3,hm,0,Erase,0,512,1': as msr, its 4th field is not Read or Write"), "{e}");
+    let e = detect_format("a", b"1 2 3 4\n5 6 x 8\n", true).unwrap_err().to_string();
+    assert!(e.contains("line 2 '5 6 x 8': as ARC .lis, a field is not an integer"), "{e}");
+    // Control bytes of the file never reach the terminal raw.
+    let text = format!("\x1b[31mred,1\n{}", "1,2\n".repeat(40));
+    let e = detect_format("a.csv", text.as_bytes(), true).unwrap_err().to_string();
+    assert!(!e.contains('\x1b') && e.contains("\\u{1b}[31mred,1"), "{e}");
+}
+
+#[test]
+fn a_text_trace_with_a_stray_byte_is_text_and_the_reader_names_the_line() {
+    // An MSR CSV of exactly 24 × k bytes with one byte that is not UTF-8: it was once taken
+    // for oracleGeneral and simulated as garbage.
+    let mut data = Vec::new();
+    let mut i = 0u64;
+    while data.len() < 2400 || data.len() % ORACLE_RECORD_BYTES != 0 {
+        data.extend_from_slice(format!("{},hm,0,Read,{},4096,10\n", 1000 + i, 4096 * (i % 97)).as_bytes());
+        i += 1;
+        if data.len() > 100_000 {
+            break;
+        }
+    }
+    while data.len() % ORACLE_RECORD_BYTES != 0 {
+        let n = data.len();
+        data.insert(n - 1, b' ');
+    }
+    let line7 = data.iter().enumerate().filter(|(_, b)| **b == b'\n').nth(5).unwrap().0 + 3;
+    data[line7] = 0xff;
+    let d = detect_format("trace", &data, true).unwrap();
+    assert_eq!(d.format, Format::Msr, "{}", d.reason);
+    let e = read_with(Format::Msr, &data, &ReadOptions::default()).unwrap_err();
+    match e {
+        TraceError::Parse { line, message, .. } => {
+            assert_eq!(line, 7, "{message}");
+            assert!(message.contains("\\xff"), "{message}");
+        }
+        other => panic!("expected a parse error, got {other:?}"),
+    }
+    // Genuine oracleGeneral records still validate; text bytes never do.
+    assert!(oracle_looking_text_is_refused());
+}
+
+/// 48 bytes of text read as two oracleGeneral records: `next_access_vtime` is 8 ASCII bytes, a
+/// number far above any real trace's length.
+fn oracle_looking_text_is_refused() -> bool {
+    let text = b"1000,hm,0,Read,4096,4096,10\n1001,hm,0,Read,8192\x00";
+    assert_eq!(text.len(), 48);
+    detect_format("x", text, true).is_err()
 }
 
 #[test]

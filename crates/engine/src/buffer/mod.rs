@@ -40,6 +40,9 @@
 //!   free*. The pool lock therefore only ever `try_`-locks latches of unpinned frames (to copy a
 //!   victim's bytes, or to take the write latch of a frame it is about to load into), which
 //!   cannot block.
+//! * **The log lock** (with a log) protects the log's tail in memory, its LSNs, reservations
+//!   and metadata. A commit takes it while holding its pages' latches; nothing is acquired
+//!   while it is held (the thread writing the log copies the tail and releases it first).
 //! * **The file lock** (a `Mutex` around the [`PageFile`]) serialises store operations (the
 //!   [`PageStore`] contract takes `&mut self`). It is innermost: nothing is acquired while it
 //!   is held.
@@ -68,17 +71,36 @@
 //!
 //! # Durability and faults
 //!
+//! Changes are made through **operations** ([`BufferManager::begin`], [`Op`]): an operation
+//! holds the pages it changes (latched, pinned) until it commits. In a database with a
+//! write-ahead log ([`crate::wal`], `docs/engine.md`), the commit logs the operation's changes
+//! as one group and [`wait_durable`](BufferManager::wait_durable) acknowledges it once the
+//! group is durable (group commit); every write-back waits until the log covers the page (the
+//! write-ahead rule); checkpoints make log room. Without a log, [`write`](BufferManager::write)
+//! and [`new_page`](BufferManager::new_page) hand out single write guards as well.
+//!
+//! A page is marked dirty only by a thread that holds its write latch, and a flush clears the
+//! bit and copies the bytes under the read latch, so no change is ever marked clean before it
+//! is written.
+//!
 //! [`flush_all`](BufferManager::flush_all) writes every dirty page in ascending page order,
-//! then the file header, then syncs; [`close`](BufferManager::close) does so and returns the
-//! page file, so a clean shutdown loses nothing. Dropping the manager without `close` flushes on
-//! a best-effort basis (errors cannot be reported from `drop`). A failed write-back is fatal:
-//! the evicted bytes are gone from the buffer, so the manager stops and every later call returns
-//! [`BufferError::Failed`]. A page that fails its checks on fetch is an error naming the page,
-//! never data. The manager remembers the version it last wrote or read for every page and
-//! reports a page that comes back with another version (a lost or misdirected write).
+//! then the file header (with a log: an anchor), then syncs; [`close`](BufferManager::close)
+//! does so and returns the page file, so a clean shutdown loses nothing. Without a log the
+//! header's open flag is set (and synced) when the manager starts and cleared by `close`, so a
+//! crashed database refuses to open. Dropping the manager without `close` flushes on a
+//! best-effort basis (errors cannot be reported from `drop`). A failed write is fatal: the
+//! manager stops and every later call returns [`BufferError::Failed`]. A page that fails its
+//! checks on fetch is an error naming the page, never data. The manager remembers the version
+//! it last wrote or read for every page and reports a page that comes back with another version
+//! (a lost or misdirected write).
+
+mod log;
+mod op;
+
+pub use op::{Op, Slot};
 
 use std::ops::{Deref, DerefMut};
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, Instant};
 
@@ -88,6 +110,7 @@ use flashbuf_trace::{Request, TraceError, TraceWriter};
 use serde::Serialize;
 
 use crate::page::{APP_BYTES, FileHeader, PAGE_HEADER_BYTES, PageFile, PageFileError};
+use crate::wal::{self, Lsn};
 
 /// How long a fix waits for a frame to become unpinned before failing, in milliseconds.
 pub const PIN_WAIT_MS: u64 = 10_000;
@@ -248,6 +271,15 @@ pub enum BufferError {
     /// The page-reference trace could not be written.
     #[error("page-reference trace: {0}")]
     Trace(#[from] TraceError),
+    /// The database has a write-ahead log: pages change only inside an operation.
+    #[error(
+        "the database has a write-ahead log: pages change only inside an operation \
+         (BufferManager::begin), whose commit logs the change"
+    )]
+    NeedsOperation,
+    /// An operation asked for more log room or pages than the database can give one operation.
+    #[error("{0}")]
+    OperationTooLarge(String),
 }
 
 /// Counters of a buffer manager (see the module documentation for the definitions).
@@ -275,8 +307,11 @@ pub struct BufferStats {
     pub padding_writes: u64,
     /// Pages written through because the policy bypassed the buffer.
     pub bypass_writes: u64,
-    /// Dirty pages written by `flush_all` (final flush, checkpoints, close).
+    /// Dirty pages written by `flush_all` (final flush, explicit checkpoints, close).
     pub flush_writes: u64,
+    /// Dirty pages written by checkpoints the log started because it was running out of room
+    /// (a database with a log only; not chosen by the policy).
+    pub checkpoint_writes: u64,
     /// Pages evicted (clean or dirty).
     pub evictions: u64,
     /// Store time of all page reads (fetches and padding), in nanoseconds.
@@ -291,9 +326,10 @@ impl BufferStats {
         self.fetches + self.padding_reads
     }
 
-    /// Pages written to the store ("page flushes"): victims + padding + bypass + flush.
+    /// Pages written to the store ("page flushes"): victims + padding + bypass + flush +
+    /// checkpoint writes. Log writes are not page writes (see [`crate::wal::LogStats`]).
     pub fn page_writes(&self) -> u64 {
-        self.evict_writes + self.padding_writes + self.bypass_writes + self.flush_writes
+        self.evict_writes + self.padding_writes + self.bypass_writes + self.flush_writes + self.checkpoint_writes
     }
 
     /// hits / requests (0 when nothing was requested).
@@ -308,12 +344,21 @@ impl BufferStats {
     }
 }
 
-/// One buffer frame: its bytes behind the latch, its pin count, and whether a load into it
-/// failed.
+/// One buffer frame: its bytes behind the latch, its pin count, whether a load into it
+/// failed, and its dirty state.
 pub struct Frame {
     data: RwLock<FrameData>,
     pins: AtomicU32,
     failed: AtomicBool,
+    /// The page has changes not yet written. Set only by a thread holding the frame's write
+    /// latch; cleared by a write-back, under the read latch (flush) or while the frame is
+    /// unpinned (eviction) — so a change is never marked clean before its bytes are copied.
+    dirty: AtomicBool,
+    /// With a log: the start LSN of the oldest logged change not yet written (0: none).
+    rec_lsn: AtomicU64,
+    /// With a log: the end LSN of the newest logged change; the log must be durable up to it
+    /// before the page is written (the write-ahead rule).
+    page_lsn: AtomicU64,
 }
 
 struct FrameData {
@@ -336,6 +381,8 @@ struct Plan {
     writes: Vec<WriteBack>,
     /// Pages `first..end` to write as one padded block.
     pad: Option<(u64, u64)>,
+    /// The log must be durable up to here before the writes (the largest page LSN written).
+    log_lsn: Lsn,
 }
 
 /// Store times of one batch of I/O.
@@ -362,9 +409,9 @@ struct Pool<P> {
     versions: Vec<u64>,
     frame_page: Vec<u64>,
     in_use: Vec<bool>,
-    dirty: Vec<bool>,
-    /// Written by `flush_all` since it entered the buffer (the policy may still call it dirty).
-    flushed: Vec<bool>,
+    /// Pages whose write-back is under way, with the oldest logged change they carry (a
+    /// checkpoint may not move redo past it until the write is durable).
+    inflight: Vec<(u64, Lsn)>,
     free: Vec<FrameId>,
     ev: Evictions,
     spare_bufs: Vec<Box<[u8]>>,
@@ -396,6 +443,8 @@ pub struct BufferManager<S: PageStore, P: BufferPolicy = AnyPolicy> {
     page_size: usize,
     capacity_pages: u64,
     device_base: Mutex<DeviceStats>,
+    /// The write-ahead log (`None`: the database has none).
+    log: Option<log::Log>,
 }
 
 impl<S: PageStore, P: BufferPolicy> BufferManager<S, P> {
@@ -428,8 +477,24 @@ impl<S: PageStore, P: BufferPolicy> BufferManager<S, P> {
                 data: RwLock::new(FrameData { buf: vec![0; page_size].into(), page: 0, valid: false, error: None }),
                 pins: AtomicU32::new(0),
                 failed: AtomicBool::new(false),
+                dirty: AtomicBool::new(false),
+                rec_lsn: AtomicU64::new(0),
+                page_lsn: AtomicU64::new(0),
             })
             .collect();
+        let mut file = file;
+        let log = match (file.log_geometry(), file.take_resume()) {
+            (Some(geom), Some(resume)) => Some(log::Log::new(geom, resume.anchor)),
+            (None, _) => {
+                // Without a log: mark the database open (durably) before anything changes, so
+                // that a crash is detected at the next open instead of going unnoticed.
+                file.set_open(true, &header)?;
+                None
+            }
+            (Some(_), None) => {
+                return Err(BufferError::Config("this page file's log is already in use by a buffer manager".into()));
+            }
+        };
         let device_base = file.store().stats();
         let pool = Pool {
             policy,
@@ -438,8 +503,7 @@ impl<S: PageStore, P: BufferPolicy> BufferManager<S, P> {
             versions: vec![0; pages],
             frame_page: vec![0; frames],
             in_use: vec![false; frames],
-            dirty: vec![false; frames],
-            flushed: vec![false; frames],
+            inflight: Vec::new(),
             free: (0..frames as FrameId).rev().collect(),
             ev: Evictions { victims: Vec::with_capacity(64), pad: None, bypass: false },
             spare_bufs: Vec::new(),
@@ -459,7 +523,14 @@ impl<S: PageStore, P: BufferPolicy> BufferManager<S, P> {
             page_size,
             capacity_pages,
             device_base: Mutex::new(device_base),
+            log,
         })
+    }
+
+    /// Whether the database has a write-ahead log (changes then go through
+    /// [`begin`](Self::begin)).
+    pub fn has_log(&self) -> bool {
+        self.log.is_some()
     }
 
     /// Number of frames.
@@ -489,15 +560,25 @@ impl<S: PageStore, P: BufferPolicy> BufferManager<S, P> {
 
     /// The application area of the file header (the B+-tree's metadata).
     pub fn app_meta(&self) -> [u8; APP_BYTES] {
-        self.lock_pool_any().header.app
+        match &self.log {
+            Some(log) => log.lock().meta.app,
+            None => self.lock_pool_any().header.app,
+        }
     }
 
-    /// Replaces the application area of the file header (written at the next
-    /// [`flush_all`](Self::flush_all) or [`close`](Self::close)).
+    /// Replaces the application area of the file header without logging it: it reaches the
+    /// store at the next [`flush_all`](Self::flush_all) or [`close`](Self::close) (with a log:
+    /// in the next checkpoint's anchor). Operations change it durably with
+    /// [`Op::commit_with_app`].
     pub fn set_app_meta(&self, app: &[u8; APP_BYTES]) {
-        let mut pool = self.lock_pool_any();
-        pool.header.app = *app;
-        pool.header_dirty = true;
+        match &self.log {
+            Some(log) => log.lock().meta.app = *app,
+            None => {
+                let mut pool = self.lock_pool_any();
+                pool.header.app = *app;
+                pool.header_dirty = true;
+            }
+        }
     }
 
     /// Fixes `page` for reading.
@@ -513,21 +594,47 @@ impl<S: PageStore, P: BufferPolicy> BufferManager<S, P> {
     }
 
     /// Fixes `page` for writing: the page becomes dirty (also if the caller changes nothing, as
-    /// in the simulator, where the access kind decides).
+    /// in the simulator, where the access kind decides). Only for a database without a log
+    /// (with one, [`BufferError::NeedsOperation`]: use [`begin`](Self::begin)).
     pub fn write(&self, page: u64) -> Result<PageMut<'_, S, P>, BufferError> {
+        if self.log.is_some() {
+            return Err(BufferError::NeedsOperation);
+        }
         let fixed = self.fix(page, AccessKind::Write, false)?;
-        self.write_guard(fixed)
+        let (page, inner) = self.latch_write(fixed)?;
+        Ok(PageMut { bm: self, page, inner: Some(inner) })
     }
 
     /// Allocates a new page (the next page number), zero-filled, fixed for writing. Counted as
-    /// a write request and a miss without a fetch.
+    /// a write request and a miss without a fetch. Only for a database without a log (with
+    /// one: [`Op::new_page`]).
     pub fn new_page(&self) -> Result<PageMut<'_, S, P>, BufferError> {
-        let fixed = self.fix(0, AccessKind::Write, true)?;
-        self.write_guard(fixed)
+        if self.log.is_some() {
+            return Err(BufferError::NeedsOperation);
+        }
+        self.new_page_unlogged()
     }
 
-    fn write_guard<'a>(&'a self, fixed: (u64, Fixed<'a>)) -> Result<PageMut<'a, S, P>, BufferError> {
-        match fixed {
+    /// [`new_page`](Self::new_page) without logging, also in a database with a log: the page
+    /// and everything written into it reach the store only with the next checkpoint
+    /// ([`flush_all`](Self::flush_all)), and a crash before it loses them. For bulk loading a
+    /// new database, which becomes visible only with that checkpoint.
+    pub(crate) fn new_page_unlogged(&self) -> Result<PageMut<'_, S, P>, BufferError> {
+        let fixed = self.fix(0, AccessKind::Write, true)?;
+        let (page, inner) = self.latch_write(fixed)?;
+        if let (Some(log), WriteInner::Frame(f, _)) = (&self.log, &inner) {
+            // Unlogged: dirty without a log record (`rec_lsn` 0), so every checkpoint writes it.
+            self.frames[*f as usize].dirty.store(true, Ordering::Release);
+            let mut st = log.lock();
+            st.meta.page_count = st.meta.page_count.max(page + 1);
+        }
+        Ok(PageMut { bm: self, page, inner: Some(inner) })
+    }
+
+    /// Takes the write latch of a fixed page. Without a log, the page is marked dirty now,
+    /// under the latch (with a log, an operation's commit marks the pages it changed).
+    fn latch_write<'a>(&'a self, fixed: (u64, Fixed<'a>)) -> Result<(u64, WriteInner<'a>), BufferError> {
+        let (page, inner) = match fixed {
             (page, Fixed::Hit(f)) => {
                 let guard = self.frames[f as usize].data.write().unwrap_or_else(|e| e.into_inner());
                 if !guard.valid || guard.page != page {
@@ -536,11 +643,17 @@ impl<S: PageStore, P: BufferPolicy> BufferManager<S, P> {
                     self.unpin(f);
                     return Err(BufferError::LoadFailed { page, reason });
                 }
-                Ok(PageMut { bm: self, page, inner: Some(WriteInner::Frame(f, guard)) })
+                (page, WriteInner::Frame(f, guard))
             }
-            (page, Fixed::Loaded(f, guard)) => Ok(PageMut { bm: self, page, inner: Some(WriteInner::Frame(f, guard)) }),
-            (page, Fixed::Detached(buf)) => Ok(PageMut { bm: self, page, inner: Some(WriteInner::Detached(buf)) }),
+            (page, Fixed::Loaded(f, guard)) => (page, WriteInner::Frame(f, guard)),
+            (page, Fixed::Detached(buf)) => (page, WriteInner::Detached(buf)),
+        };
+        if self.log.is_none()
+            && let WriteInner::Frame(f, _) = &inner
+        {
+            self.frames[*f as usize].dirty.store(true, Ordering::Release);
         }
+        Ok((page, inner))
     }
 
     fn latch_read(&self, page: u64, f: FrameId) -> Result<PageRef<'_, S, P>, BufferError> {
@@ -574,7 +687,6 @@ impl<S: PageStore, P: BufferPolicy> BufferManager<S, P> {
 
     /// The common fix path; returns the page number (allocated for `alloc`) and the frame.
     fn fix(&self, page: u64, kind: AccessKind, alloc: bool) -> Result<(u64, Fixed<'_>), BufferError> {
-        let write = kind.is_write();
         let mut pool = self.lock_pool()?;
         let mut waited: Option<Instant> = None;
         let mut plan: Option<Plan> = None;
@@ -602,7 +714,6 @@ impl<S: PageStore, P: BufferPolicy> BufferManager<S, P> {
                     self.frames[f as usize].pins.fetch_add(1, Ordering::AcqRel);
                     let time = pool.count_request(page, kind);
                     pool.stats.hits += 1;
-                    pool.dirty[f as usize] |= write;
                     pool.policy.on_hit(f, &Access::new(page, kind, time));
                     return Ok((page, Fixed::Hit(f)));
                 }
@@ -698,9 +809,11 @@ impl<S: PageStore, P: BufferPolicy> BufferManager<S, P> {
         pool.table[page as usize] = f;
         pool.frame_page[fi] = page;
         pool.in_use[fi] = true;
-        pool.dirty[fi] = write;
-        pool.flushed[fi] = false;
-        let prev = self.frames[fi].pins.swap(1, Ordering::AcqRel);
+        let frame = &self.frames[fi];
+        frame.dirty.store(false, Ordering::Release);
+        frame.rec_lsn.store(0, Ordering::Release);
+        frame.page_lsn.store(0, Ordering::Release);
+        let prev = frame.pins.swap(1, Ordering::AcqRel);
         debug_assert_eq!(prev, 0, "a free frame is unpinned");
         pool.policy.on_insert(f, &access);
         let mut guard = self.frames[fi].data.try_write().expect("an unpinned frame's latch is free");
@@ -733,7 +846,6 @@ impl<S: PageStore, P: BufferPolicy> BufferManager<S, P> {
                 // when the last pin goes.
                 pool.table[page as usize] = NIL;
                 pool.in_use[fi] = false;
-                pool.dirty[fi] = false;
                 pool.policy.remove(f);
                 self.frames[fi].failed.store(true, Ordering::Release);
                 guard.error = Some(e.to_string());
@@ -766,24 +878,36 @@ impl<S: PageStore, P: BufferPolicy> BufferManager<S, P> {
                 "the policy named frame {v}, which is free or pinned, as a victim"
             );
             let page = pool.frame_page[vi];
-            if pad.is_some() || pool.dirty[vi] {
+            let frame = &self.frames[vi];
+            let dirty = frame.dirty.swap(false, Ordering::AcqRel);
+            if pad.is_some() || dirty {
                 let mut buf = pool.take_buf(self.page_size);
                 {
-                    let data = self.frames[vi].data.try_read().expect("an unpinned frame's latch is free");
+                    let data = frame.data.try_read().expect("an unpinned frame's latch is free");
                     buf.copy_from_slice(&data.buf);
                 }
-                let version = pool.versions[page as usize] + 1;
+                // A clean page in a padded block is written with the version it has on the
+                // store, so the write puts back the very same bytes (a torn write of it then
+                // leaves the page intact).
+                let version = pool.versions[page as usize] + u64::from(dirty);
                 pool.versions[page as usize] = version;
                 pool.busy[page as usize] = true;
+                if dirty {
+                    plan.log_lsn = plan.log_lsn.max(frame.page_lsn.load(Ordering::Acquire));
+                    let rec = frame.rec_lsn.swap(0, Ordering::AcqRel);
+                    if rec != 0 {
+                        pool.inflight.push((page, rec));
+                    }
+                }
                 plan.writes.push(WriteBack { page, version, buf });
                 if pad.is_none() {
                     pool.stats.evict_writes += 1;
                 }
             }
+            frame.rec_lsn.store(0, Ordering::Release);
+            frame.page_lsn.store(0, Ordering::Release);
             pool.table[page as usize] = NIL;
             pool.in_use[vi] = false;
-            pool.dirty[vi] = false;
-            pool.flushed[vi] = false;
             pool.free.push(v);
             pool.stats.evictions += 1;
         }
@@ -809,6 +933,10 @@ impl<S: PageStore, P: BufferPolicy> BufferManager<S, P> {
     fn execute_plan(&self, plan: &mut Plan, times: &mut IoTimes) -> Result<(), BufferError> {
         if plan.writes.is_empty() && plan.pad.is_none() {
             return Ok(());
+        }
+        if plan.log_lsn > 0 {
+            // The write-ahead rule: the changes being written are durable in the log first.
+            self.wait_durable(plan.log_lsn)?;
         }
         let mut file = self.lock_file();
         let file = file.as_mut().expect("the page file is present until close");
@@ -839,10 +967,14 @@ impl<S: PageStore, P: BufferPolicy> BufferManager<S, P> {
         pool.stats.read_time_ns += times.read_ns;
         pool.stats.write_time_ns += times.write_ns;
         let woke = !plan.writes.is_empty();
+        if !pool.inflight.is_empty() {
+            pool.inflight.retain(|(p, _)| !plan.writes.iter().any(|w| w.page == *p));
+        }
         for w in plan.writes.drain(..) {
             pool.busy[w.page as usize] = false;
             pool.spare_bufs.push(w.buf);
         }
+        plan.log_lsn = 0;
         if let Some(e) = error
             && pool.failed.is_none()
         {
@@ -867,6 +999,18 @@ impl<S: PageStore, P: BufferPolicy> BufferManager<S, P> {
                 pool.free.push(f);
                 self.released.notify_all();
             }
+        }
+    }
+
+    /// Releases a write-fixed page: its latch and pin, or (bypassed) its buffer, written through
+    /// if `write_through`.
+    fn release_inner(&self, page: u64, inner: WriteInner<'_>, write_through: bool) {
+        match inner {
+            WriteInner::Frame(f, guard) => {
+                drop(guard);
+                self.unpin(f);
+            }
+            WriteInner::Detached(buf) => self.release_detached(page, buf, write_through),
         }
     }
 
@@ -902,69 +1046,171 @@ impl<S: PageStore, P: BufferPolicy> BufferManager<S, P> {
         self.released.notify_all();
     }
 
-    /// Writes every dirty page (ascending page order, counted as `flush_writes`), then the file
-    /// header, then syncs the store. Pages stay buffered (clean). Safe to call while other
-    /// threads work: a page modified during the flush stays dirty or is written again.
+    /// Writes every dirty page (ascending page order, counted as `flush_writes`), then makes
+    /// them durable: without a log, writes the file header and syncs; with a log, makes the log
+    /// durable, syncs, and writes a checkpoint anchor (recovery then starts after every change
+    /// made before the call). Pages stay buffered (clean). Safe to call while other threads
+    /// work: a page modified during the flush stays dirty or is written again.
     ///
     /// The policy is not told: policies learn dirtiness only from access kinds (the
     /// [`Replacer`] contract), so after a checkpoint a policy may still treat a flushed page as
     /// dirty until it leaves the buffer (its eviction then writes nothing). The simulator's final
     /// flush behaves the same way.
     pub fn flush_all(&self) -> Result<(), BufferError> {
+        self.checkpoint(Lsn::MAX, false)
+    }
+
+    /// A checkpoint: writes the dirty pages whose oldest logged change is older than `target`
+    /// (every dirty page for `Lsn::MAX`, and always those changed without logging), then makes
+    /// them durable and (with a log) writes an anchor whose redo LSN is the oldest change still
+    /// only in the log. `space`: started for log room (its writes count as
+    /// `checkpoint_writes`, not `flush_writes`).
+    fn checkpoint(&self, target: Lsn, space: bool) -> Result<(), BufferError> {
         let _one_flush_at_a_time = self.flush_lock.lock().unwrap_or_else(|e| e.into_inner());
         let mut dirty: Vec<(u64, FrameId)> = {
             let pool = self.lock_pool()?;
             (0..self.frames.len())
-                .filter(|&f| pool.in_use[f] && pool.dirty[f])
+                .filter(|&f| {
+                    let frame = &self.frames[f];
+                    let rec = frame.rec_lsn.load(Ordering::Acquire);
+                    pool.in_use[f] && frame.dirty.load(Ordering::Acquire) && (rec == 0 || rec < target)
+                })
                 .map(|f| (pool.frame_page[f], f as FrameId))
                 .collect()
         };
         dirty.sort_unstable();
         for (page, f) in dirty {
-            let fi = f as usize;
-            let (version, mut buf) = {
-                let mut pool = self.lock_pool()?;
-                if !(pool.in_use[fi] && pool.frame_page[fi] == page && pool.dirty[fi]) {
-                    continue;
-                }
-                // Clear the bit before copying: a writer fixing the page from now on marks it
-                // dirty again; a writer that fixed it before holds the latch we wait for below.
-                pool.dirty[fi] = false;
-                pool.flushed[fi] = true;
-                self.frames[fi].pins.fetch_add(1, Ordering::AcqRel);
-                let v = pool.versions[page as usize] + 1;
-                pool.versions[page as usize] = v;
-                (v, pool.take_buf(self.page_size))
-            };
-            {
-                let data = self.frames[fi].data.read().unwrap_or_else(|e| e.into_inner());
-                buf.copy_from_slice(&data.buf);
-            }
-            // The pin is kept until the write is done, so no eviction writes the page meanwhile.
-            let result = {
+            self.flush_page(page, f, space)?;
+        }
+        match &self.log {
+            None => {
+                self.write_header()?;
                 let mut file = self.lock_file();
-                file.as_mut().expect("the page file is present until close").write_page(page, &mut buf, version)
-            };
-            self.unpin(f);
-            let mut pool = self.lock_pool_any();
-            pool.spare_bufs.push(buf);
-            match result {
-                Ok(t) => {
-                    pool.stats.flush_writes += 1;
-                    pool.stats.write_time_ns += t;
-                }
-                Err(e) => {
-                    let e = BufferError::from(e);
-                    pool.failed.get_or_insert_with(|| e.to_string());
-                    self.released.notify_all();
-                    return Err(e);
+                file.as_mut().expect("the page file is present until close").sync()?;
+                Ok(())
+            }
+            Some(log) => {
+                let (end, meta) = {
+                    let st = log.lock();
+                    (st.end, st.meta)
+                };
+                // The anchor's metadata is that of `end`: the log must hold everything up to it.
+                self.wait_durable(end)?;
+                let redo = {
+                    let pool = self.lock_pool()?;
+                    let frames = (0..self.frames.len()).filter(|&f| pool.in_use[f]).map(|f| {
+                        let frame = &self.frames[f];
+                        if frame.dirty.load(Ordering::Acquire) { frame.rec_lsn.load(Ordering::Acquire) } else { 0 }
+                    });
+                    frames.chain(pool.inflight.iter().map(|&(_, r)| r)).filter(|&r| r != 0).fold(end, Lsn::min)
+                };
+                let anchor = {
+                    let st = log.lock();
+                    wal::Anchor { seq: st.seq + 1, redo_lsn: redo, end_lsn: end, epoch: st.epoch, meta }
+                };
+                let result = {
+                    let mut file = self.lock_file();
+                    let file = file.as_mut().expect("the page file is present until close");
+                    // The pages first, then the anchor that lets recovery skip their changes.
+                    file.sync().and_then(|t| Ok(t + file.write_anchor(&anchor)?))
+                };
+                let mut st = log.lock();
+                match result {
+                    Ok(t) => {
+                        st.seq = anchor.seq;
+                        st.tail = st.tail.max(redo);
+                        st.stats.checkpoints += 1;
+                        st.stats.space_checkpoints += u64::from(space);
+                        st.stats.write_time_ns += t;
+                        drop(st);
+                        log.notify();
+                        Ok(())
+                    }
+                    Err(e) => {
+                        let e = BufferError::from(e);
+                        st.failed.get_or_insert_with(|| e.to_string());
+                        drop(st);
+                        log.notify();
+                        self.fail(&e);
+                        Err(e)
+                    }
                 }
             }
         }
-        self.write_header()?;
-        let mut file = self.lock_file();
-        file.as_mut().expect("the page file is present until close").sync()?;
-        Ok(())
+    }
+
+    /// Writes the dirty page `page` in frame `f` (a checkpoint's write).
+    fn flush_page(&self, page: u64, f: FrameId, space: bool) -> Result<(), BufferError> {
+        let fi = f as usize;
+        {
+            let pool = self.lock_pool()?;
+            if !(pool.in_use[fi] && pool.frame_page[fi] == page) {
+                return Ok(());
+            }
+            // The pin keeps the page in this frame (and off the victim lists) until it is written.
+            self.frames[fi].pins.fetch_add(1, Ordering::AcqRel);
+        }
+        let mut buf = self.lock_pool_any().take_buf(self.page_size);
+        let copied = {
+            // Under the read latch: no writer is between marking the page dirty and changing
+            // it, so clearing the bit and copying the bytes cannot miss a change.
+            let data = self.frames[fi].data.read().unwrap_or_else(|e| e.into_inner());
+            let frame = &self.frames[fi];
+            if data.valid && data.page == page && frame.dirty.load(Ordering::Acquire) {
+                buf.copy_from_slice(&data.buf);
+                // Writers need the write latch to change these: clear the redo LSN first, so
+                // that a clean frame never carries one.
+                frame.rec_lsn.store(0, Ordering::Release);
+                frame.dirty.store(false, Ordering::Release);
+                Some(frame.page_lsn.load(Ordering::Acquire))
+            } else {
+                None
+            }
+        };
+        let result = match copied {
+            None => Ok(None),
+            Some(lsn) => {
+                let durable = if lsn > 0 { self.wait_durable(lsn) } else { Ok(()) };
+                durable.and_then(|()| {
+                    let version = {
+                        let mut pool = self.lock_pool_any();
+                        let v = pool.versions[page as usize] + 1;
+                        pool.versions[page as usize] = v;
+                        v
+                    };
+                    let mut file = self.lock_file();
+                    let file = file.as_mut().expect("the page file is present until close");
+                    Ok(Some(file.write_page(page, &mut buf, version)?))
+                })
+            }
+        };
+        self.unpin(f);
+        let mut pool = self.lock_pool_any();
+        pool.spare_bufs.push(buf);
+        match result {
+            Ok(None) => Ok(()),
+            Ok(Some(t)) => {
+                if space {
+                    pool.stats.checkpoint_writes += 1;
+                } else {
+                    pool.stats.flush_writes += 1;
+                }
+                pool.stats.write_time_ns += t;
+                Ok(())
+            }
+            Err(e) => {
+                pool.failed.get_or_insert_with(|| e.to_string());
+                self.released.notify_all();
+                Err(e)
+            }
+        }
+    }
+
+    /// Stops the manager after a failure (every later call returns [`BufferError::Failed`]).
+    fn fail(&self, e: &BufferError) {
+        let mut pool = self.lock_pool_any();
+        pool.failed.get_or_insert_with(|| e.to_string());
+        self.released.notify_all();
     }
 
     fn write_header(&self) -> Result<(), BufferError> {
@@ -978,15 +1224,56 @@ impl<S: PageStore, P: BufferPolicy> BufferManager<S, P> {
         Ok(())
     }
 
-    /// Flushes everything ([`flush_all`](Self::flush_all)), finishes the page-reference trace if
-    /// one is being recorded, and returns the page file with its header (to reopen it with
-    /// [`BufferManager::new`], e.g. with another policy).
+    /// The file header as it stands (with a log: page count and application area as logged).
+    fn current_header(&self) -> FileHeader {
+        let mut header = self.lock_pool_any().header.clone();
+        if let Some(log) = &self.log {
+            let st = log.lock();
+            header.page_count = st.meta.page_count;
+            header.app = st.meta.app;
+        }
+        header
+    }
+
+    /// Flushes everything ([`flush_all`](Self::flush_all)), marks a database without a log
+    /// closed cleanly, finishes the page-reference trace if one is being recorded, and returns
+    /// the page file with its header (to reopen it with [`BufferManager::new`], e.g. with
+    /// another policy).
     pub fn close(self) -> Result<(PageFile<S>, FileHeader), BufferError> {
         self.flush_all()?;
+        self.mark_clean()?;
         self.stop_recording()?;
-        let header = self.lock_pool_any().header.clone();
-        let file = self.lock_file().take().expect("the page file is present until close");
+        let header = self.current_header();
+        let mut file = self.lock_file().take().expect("the page file is present until close");
+        if let Some(log) = &self.log {
+            // Hand the log over as recovery would: every page is written, so the next session
+            // starts at the next page boundary in a new epoch, from an anchor that says so.
+            let anchor = {
+                let st = log.lock();
+                let next = st.geom.page_start(st.end + st.geom.page_size as u64 - 1);
+                wal::Anchor {
+                    seq: st.seq + 1,
+                    redo_lsn: next,
+                    end_lsn: next,
+                    epoch: st.epoch.wrapping_add(1),
+                    meta: st.meta,
+                }
+            };
+            file.write_anchor(&anchor)?;
+            file.put_resume(anchor);
+        }
         Ok((file, header))
+    }
+
+    /// Without a log: clears the header's open flag after a complete flush.
+    fn mark_clean(&self) -> Result<(), BufferError> {
+        if self.log.is_some() {
+            return Ok(());
+        }
+        let header = self.current_header();
+        let mut file = self.lock_file();
+        file.as_mut().expect("the page file is present until close").set_open(false, &header)?;
+        Ok(())
     }
 
     /// Starts recording the page-reference string (page, read or write, one request per fix,
@@ -1022,6 +1309,7 @@ impl<S: PageStore, P: BufferPolicy> BufferManager<S, P> {
 
     /// Zeroes the counters, and makes [`device_stats`](Self::device_stats) count from now.
     pub fn reset_stats(&self) {
+        self.reset_log_stats();
         let mut pool = self.lock_pool_any();
         pool.stats = BufferStats::default();
         let file = self.lock_file();
@@ -1055,14 +1343,13 @@ impl<S: PageStore, P: BufferPolicy> BufferManager<S, P> {
         let p = &mut *pool;
         for f in 0..self.frames.len() {
             if p.in_use[f] && self.frames[f].pins.load(Ordering::Acquire) == 0 {
-                if p.dirty[f] {
+                if self.frames[f].dirty.load(Ordering::Acquire) {
                     // Re-dirtied after the flush by a concurrent writer: leave it.
                     continue;
                 }
                 let page = p.frame_page[f];
                 p.table[page as usize] = NIL;
                 p.in_use[f] = false;
-                p.flushed[f] = false;
                 p.policy.remove(f as FrameId);
                 p.free.push(f as FrameId);
             }
@@ -1144,11 +1431,14 @@ impl<S: PageStore, P: BufferPolicy> BufferManager<S, P> {
             return Err(format!("the policy tracks {} frames, the buffer holds {n_mapped} pages", pool.policy.len()));
         }
         for (f, _) in mapped.iter().enumerate().filter(|(_, m)| **m) {
-            if let Some(d) = pool.policy.is_dirty(f as FrameId)
-                && d != pool.dirty[f]
-                && !(d && pool.flushed[f])
-            {
-                return Err(format!("frame {f}: the policy says dirty={d}, the buffer dirty={}", pool.dirty[f]));
+            // The policy learns dirtiness from access kinds only: it may call a page dirty that
+            // a flush has written (or whose logged change was empty), never the reverse.
+            let dirty = self.frames[f].dirty.load(Ordering::Acquire);
+            if dirty && pool.policy.is_dirty(f as FrameId) == Some(false) {
+                return Err(format!("frame {f}: the buffer holds changes the policy calls clean"));
+            }
+            if self.log.is_some() && !dirty && self.frames[f].rec_lsn.load(Ordering::Acquire) != 0 {
+                return Err(format!("frame {f}: clean but with a redo LSN"));
             }
         }
         pool.policy.check_invariants()
@@ -1206,7 +1496,9 @@ impl<S: PageStore, P: BufferPolicy> Drop for BufferManager<S, P> {
         let healthy = self.pool.get_mut().map(|p| p.failed.is_none()).unwrap_or(false);
         if present && healthy {
             // Best effort: `close` is the way to see errors.
-            let _ = self.flush_all();
+            if self.flush_all().is_ok() {
+                let _ = self.mark_clean();
+            }
             let _ = self.stop_recording();
         }
     }
