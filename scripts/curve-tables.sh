@@ -7,7 +7,8 @@
 #    recipe), the AD-LRU paper's Zipf trace and the CloudPhysics trace (when present: the one real
 #    trace with writes); SHARDS also with 64-page sampling blocks and with a fixed sample size.
 # 2. Page writes and device time of the AD-LRU paper's policies over the offline bounds, on the
-#    paper's traces, on the page-mapped MICRON device (its Flash-DBSim stand-in).
+#    paper's traces, on the ideal device and on the page-mapped MICRON device (its Flash-DBSim
+#    stand-in), with a plot of writes over the bound on the ideal device.
 #
 #   scripts/curve-tables.sh            # everything; outputs in target/curve-tables/
 #   TABLES=bounds scripts/curve-tables.sh
@@ -24,12 +25,9 @@ cargo build --release -q -p flashbuf
 FB="target/release/flashbuf"
 export FLASHBUF_CACHE_DIR="$PWD/$OUT/cache"
 
-# The foundation benchmark's trace: 10M requests, Zipf 0.99 over 1M pages, oracleGeneral.
-ZIPF10M=target/flashbuf-bench/zipf-a0.99-r10000000-p1000000-w0.oracleGeneral
-if [ ! -f "$ZIPF10M" ]; then
-  mkdir -p target/flashbuf-bench
-  $FB gen zipf --requests 10000000 --pages 1000000 --set alpha=0.99 --write-ratio 0 --seed 42 -o "$ZIPF10M"
-fi
+# The foundation benchmark's trace: 10M requests, Zipf 0.99 over 1M pages, oracleGeneral, made
+# (once) by `flashbuf bench`'s own recipe.
+ZIPF10M=$($FB bench --trace-only)
 
 TRACES=("gen:adlru-zipf" "$ZIPF10M")
 [ -f "$SHARED/OLTP.lis.zst" ] && TRACES+=("$SHARED/OLTP.lis.zst") || echo "note: $SHARED/OLTP.lis.zst not present: skipped"
@@ -56,11 +54,16 @@ fi
 if [[ " $TABLES " == *" bounds "* ]]; then
   for t in adlru-random adlru-read-most adlru-write-most adlru-zipf adlru-zipf-1000k adlru-scan; do
     case $t in adlru-zipf*|adlru-scan) adlru=ad-lru:min_lc=0.1 ;; *) adlru=ad-lru:min_lc=0.5 ;; esac
-    echo "== gen:$t: distance from the bounds (page-mapped MICRON device)"
+    echo "== gen:$t: distance from the bounds (ideal and page-mapped MICRON devices)"
     $FB run -q -t "gen:$t" -p "lru,cflru,lru-wsr,ccf-lru,cflru-c,$adlru,min,min-cost" -b 512,2048,8192,18000 \
-      --device page --bound --output csv --force -o "$OUT/bounds-$t.csv"
-    $FB run -q -t "gen:$t" -p "lru,cflru,lru-wsr,ccf-lru,cflru-c,$adlru,min,min-cost" -b 512,2048,8192,18000 \
-      --device page --bound --force -o "$OUT/bounds-$t.txt"
-    cat "$OUT/bounds-$t.txt"
+      --device ideal,page --bound --output csv --force -o "$OUT/bounds-$t.csv"
+    $FB plot "$OUT/bounds-$t.csv" --x buffer_pages --y writes_over_bound --series policy_name \
+      --filter device=ideal/micron --log-x --force -o "$OUT/bounds-$t-writes" >/dev/null
+    # The columns of the table, by name (the CSV's column order is not part of this script).
+    awk -F, -v want="policy_name device buffer_pages page_writes write_bound writes_over_bound device_time_us time_bound_us time_over_bound" '
+      NR == 1 { n = split(want, w, " "); for (i = 1; i <= NF; i++) col[$i] = i
+                for (k = 1; k <= n; k++) if (!(w[k] in col)) { print "no column " w[k] > "/dev/stderr"; exit 1 } }
+      { line = ""; for (k = 1; k <= n; k++) line = line (k > 1 ? "," : "") $(col[w[k]]); print line }
+    ' "$OUT/bounds-$t.csv" | column -s, -t
   done
 fi

@@ -68,6 +68,47 @@ fn the_exact_curve_gives_the_rows_of_flashbuf_run() {
     }
 }
 
+/// On a flash device the bound columns are filled too: the same write bound as on the ideal
+/// device (it depends on the trace and the buffer only), a time bound from the chip's read and
+/// program latencies, and every run at or above both.
+#[test]
+fn run_bound_fills_the_columns_on_flash_devices() {
+    let run = rows(&ok(&flashbuf(
+        &[
+            "run",
+            "-q",
+            "-t",
+            TRACE,
+            "-b",
+            "64,1000",
+            "-p",
+            "lru,ad-lru,min-cost",
+            "--device",
+            "ideal,page,fast",
+            "--output",
+            "csv",
+            "--bound",
+        ],
+        None,
+    )));
+    assert_eq!(run.len(), 18);
+    for r in &run {
+        let ideal = run
+            .iter()
+            .find(|i| i["device"].starts_with("ideal") && i["buffer_pages"] == r["buffer_pages"])
+            .expect("the ideal device's row");
+        assert_eq!(r["write_bound"], ideal["write_bound"], "{} on {}", r["policy"], r["device"]);
+        let writes: f64 = r["page_writes"].parse().unwrap();
+        let bound: f64 = r["write_bound"].parse().unwrap();
+        assert!(bound > 0.0 && writes >= bound, "{} on {}: {writes} < {bound}", r["policy"], r["device"]);
+        let time: f64 = r["device_time_us"].parse().unwrap();
+        let time_bound: f64 = r["time_bound_us"].parse().unwrap();
+        assert!(time_bound > 0.0 && time >= time_bound, "{} on {}", r["policy"], r["device"]);
+        let over: f64 = r["time_over_bound"].parse().unwrap();
+        assert!((over - time / time_bound).abs() < 1e-9 * over);
+    }
+}
+
 #[test]
 fn sampled_curves_report_their_error_and_the_sampling_unit() {
     let out = ok(&flashbuf(
