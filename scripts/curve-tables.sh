@@ -48,6 +48,8 @@ if [[ " $TABLES " == *" errors "* ]]; then
     sed -n '/mean absolute errors/,$p' "$OUT/errors-$name-block64.txt"
     $FB curve -q -t "$t" -p lru -b "$SIZES" --sample-size 16384 --seeds 5 --error --force -o "$OUT/errors-$name-fixed16k.txt"
     sed -n '/mean absolute errors/,$p' "$OUT/errors-$name-fixed16k.txt"
+    python3 scripts/curve_errors_md.py "$t" "$OUT/errors-$name.txt" "$OUT/errors-$name-block64.txt" \
+      "$OUT/errors-$name-fixed16k.txt" > "$OUT/errors-$name.md"
   done
 fi
 
@@ -59,11 +61,26 @@ if [[ " $TABLES " == *" bounds "* ]]; then
       --device ideal,page --bound --output csv --force -o "$OUT/bounds-$t.csv"
     $FB plot "$OUT/bounds-$t.csv" --x buffer_pages --y writes_over_bound --series policy_name \
       --filter device=ideal/micron --log-x --force -o "$OUT/bounds-$t-writes" >/dev/null
-    # The columns of the table, by name (the CSV's column order is not part of this script).
-    awk -F, -v want="policy_name device buffer_pages page_writes write_bound writes_over_bound device_time_us time_bound_us time_over_bound" '
-      NR == 1 { n = split(want, w, " "); for (i = 1; i <= NF; i++) col[$i] = i
-                for (k = 1; k <= n; k++) if (!(w[k] in col)) { print "no column " w[k] > "/dev/stderr"; exit 1 } }
-      { line = ""; for (k = 1; k <= n; k++) line = line (k > 1 ? "," : "") $(col[w[k]]); print line }
-    ' "$OUT/bounds-$t.csv" | column -s, -t
+    # One markdown table per trace: per policy and size, page writes / write bound, then device
+    # time / time bound on the ideal and on the page-mapped device (columns picked by name).
+    python3 - "$OUT/bounds-$t.csv" "gen:$t" <<'PY' | tee "$OUT/bounds-$t.md"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+sizes = sorted({int(r["buffer_pages"]) for r in rows})
+policies = list(dict.fromkeys(r["policy"] for r in rows))
+cell = {(r["policy"], int(r["buffer_pages"]), r["device"].split("/")[0]): r for r in rows}
+bound = {int(r["buffer_pages"]): r["write_bound"] for r in rows}
+print(f"**{sys.argv[2]}** (write bound: " + ", ".join(f"{int(bound[b]):,} at {b:,}" for b in sizes) + ")\n")
+print("| policy | " + " | ".join(f"{b:,} frames" for b in sizes) + " |")
+print("| --- |" + " --- |" * len(sizes))
+for p in policies:
+    out = []
+    for b in sizes:
+        i, g = cell[(p, b, "ideal")], cell[(p, b, "page")]
+        assert i["page_writes"] == g["page_writes"], (p, b)
+        out.append(f"{float(i['writes_over_bound']):.2f} · {float(i['time_over_bound']):.2f} · {float(g['time_over_bound']):.1f}")
+    print(f"| {p} | " + " | ".join(out) + " |")
+print()
+PY
   done
 fi
