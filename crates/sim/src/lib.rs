@@ -17,7 +17,9 @@
 
 #![warn(missing_docs)]
 
+pub mod bound;
 mod buffer;
+pub mod curve;
 pub mod custom;
 pub mod group;
 mod job;
@@ -25,6 +27,7 @@ mod page_table;
 pub mod plan;
 pub mod prepare;
 mod run;
+pub mod sample;
 pub mod step;
 pub mod sweep;
 pub mod wire;
