@@ -1027,6 +1027,28 @@ mod tests {
         assert_eq!(h.evicted_pages(), vec![8, 12, 9, 13, 0]);
     }
 
+    /// REF Fig. 3 (BAST, 4-page blocks): the buffer holds p0 p4 p9 p13 p1 p5 in LRU order just
+    /// after p8 and p12 were evicted to the log blocks. LRU would evict p0 p4 p9 p13 p1 p5 (6
+    /// merges); REF evicts "p9, p13, p0, p4, p1, p5" (2 merges) because B2 and B3, the blocks
+    /// it evicted last, stay its victim blocks. The state is built with VW = 100%, |VB| = 2:
+    /// p8 p12 p0 p4 p9 p13 fill the buffer, p1 and p5 evict p8 and p12 (VB = {B2, B3}, the
+    /// least recently accessed of the three blocks with two pages), then six misses on new
+    /// blocks show the eviction order.
+    #[test]
+    fn fig3_recently_evicted_blocks_first() {
+        let mut h = Harness::<Ref>::new(6, cfg(1.0, 2, 4));
+        for p in [8, 12, 0, 4, 9, 13, 1, 5] {
+            h.write(p);
+        }
+        assert_eq!(h.evicted_pages(), vec![8, 12]);
+        assert_eq!(h.resident(), vec![0, 1, 4, 5, 9, 13]);
+        assert_eq!(h.policy.victim_blocks(), vec![2, 3]);
+        for p in [16, 20, 24, 28, 32, 36] {
+            h.write(p);
+        }
+        assert_eq!(h.evicted_pages(), vec![8, 12, 9, 13, 0, 4, 1, 5]);
+    }
+
     #[test]
     fn pages_entering_the_window_join_the_victim_list() {
         // 4 frames, window 2 pages, |VB| = 1, 4-page blocks. LRU order p0 p8 | p1 p9.
