@@ -1,5 +1,5 @@
-//! Requests per second of LRU and the block/cluster family (CFDC, FAB, BPLRU, REF, BP-REF) in a
-//! tight loop without checks: a minimal buffer (dense page→frame array, free list, dirty bits;
+//! Requests per second of LRU and the block/cluster family (CFDC, FAB, BPLRU, REF, BP-REF,
+//! ref-adaptive) in a tight loop without checks: a minimal buffer (dense page→frame array, free list, dirty bits;
 //! padding and write-through only counted), a 100,000-frame buffer, a seeded 10-million-request
 //! Zipf-like trace over 1 million pages, all reads and 50% writes.
 //!
@@ -17,6 +17,7 @@ use flashbuf_policy::bplru::Bplru;
 use flashbuf_policy::cfdc::Cfdc;
 use flashbuf_policy::fab::Fab;
 use flashbuf_policy::lru::Lru;
+use flashbuf_policy::ref_adaptive::RefAdaptive;
 use flashbuf_policy::ref_policy::Ref;
 use flashbuf_policy::{Access, AccessKind, Evictions, NIL, NoPins, Replacer};
 use rand::{RngExt, SeedableRng};
@@ -179,6 +180,9 @@ fn main() {
         }
         if wanted("bp-ref") {
             report("bp-ref", paired::<BpRef>(&trace, writes));
+        }
+        if wanted("ref-adaptive") {
+            report("ref-adapt", paired::<RefAdaptive>(&trace, writes));
         }
     }
 }

@@ -18,7 +18,9 @@
 //! * cost-aware: [`casa`] (CASA: clean and dirty lists balanced by the device's read and write
 //!   costs, from CFDC's authors);
 //! * block-level, for log-block FTLs: [`fab`] (FAB), [`bplru`] (BPLRU, with page padding),
-//!   [`ref_policy`] (REF) and [`bp_ref`] (BP-REF, REF with selective padding).
+//!   [`ref_policy`] (REF) and [`bp_ref`] (BP-REF, REF with selective padding), and
+//!   [`ref_adaptive`] (BP-REF tuning its own window, victim blocks and padding threshold, the
+//!   REF paper's open item).
 //!
 //! Building blocks: [`lists::FrameLists`] (index-linked queues) and [`heap::IndexedHeap`]
 //! (a priority queue with changeable keys); [`testing`] drives a policy through the contract
@@ -42,6 +44,7 @@ pub mod lru_k;
 pub mod min;
 pub mod min_cost;
 pub mod params;
+pub mod ref_adaptive;
 pub mod ref_policy;
 mod registry;
 mod replacer;

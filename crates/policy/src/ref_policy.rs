@@ -271,6 +271,33 @@ pub(crate) struct RefCore {
     /// Scratch for a VB selection that takes part of an `outer` list: the oldest blocks found
     /// so far, by latest access (capacity |VB|, never grown).
     oldest: Vec<(u64, u32)>,
+    /// The largest |VB| this core was built for (`vb_max` may be lowered and raised up to it at
+    /// run time: the adaptive REF does).
+    vb_cap: usize,
+    /// What the evictions did so far, for a policy that adapts to it (`ref_adaptive.rs`).
+    pub(crate) events: EvictionEvents,
+    /// VB selections so far (numbers the write-back episodes of `events`).
+    selections: u32,
+    /// Per block slot: `selections + 1` when a dirty page of the block was last evicted without
+    /// padding, so that an episode counts once per block and selection.
+    episode_of: Vec<u32>,
+}
+
+/// Running counts of what REF's evictions wrote, kept by [`RefCore`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct EvictionEvents {
+    /// Dirty pages evicted one at a time (each a page write).
+    pub(crate) dirty_evictions: u64,
+    /// Write-back *episodes*: distinct (block, VB selection) pairs with at least one dirty page
+    /// evicted one at a time, plus each dirty eviction of the LRU fallback. Each is one log
+    /// block's worth of scattered writes for the FTL to merge later.
+    pub(crate) episodes: u64,
+    /// Blocks written whole by padding.
+    pub(crate) padded_blocks: u64,
+    /// Pages of padded blocks that were not buffered (each a padding read and write).
+    pub(crate) padding_pages: u64,
+    /// Buffered pages written as part of a padded block.
+    pub(crate) padded_pages: u64,
 }
 
 impl RefCore {
@@ -280,10 +307,16 @@ impl RefCore {
     }
 
     pub(crate) fn new(capacity: usize, vw: f64, vb: u32, ppb: u32, pad: Option<f64>) -> Self {
+        Self::with_vb_cap(capacity, vw, vb, vb, ppb, pad)
+    }
+
+    /// A core whose |VB| starts at `vb` and may be set up to `vb_cap` later.
+    pub(crate) fn with_vb_cap(capacity: usize, vw: f64, vb: u32, vb_cap: u32, ppb: u32, pad: Option<f64>) -> Self {
         let ppb = ppb.max(1);
-        let vb_max = (vb.max(1) as usize).min(capacity + 1);
-        let w = ((vw * capacity as f64).round() as usize).clamp(1, capacity.max(1));
-        let slots = capacity + vb_max + 1;
+        let vb_cap = (vb_cap.max(vb).max(1) as usize).min(capacity + 1);
+        let vb_max = (vb.max(1) as usize).min(vb_cap);
+        let w = Self::window_pages(capacity, vw);
+        let slots = capacity + vb_cap + 1;
         RefCore {
             cap: capacity,
             w,
@@ -300,8 +333,88 @@ impl RefCore {
             inner: vec![Ends::EMPTY; ppb as usize + 1],
             outer: vec![Ends::EMPTY; ppb as usize + 1],
             max_count: 0,
-            vb: Vec::with_capacity(vb_max),
-            oldest: Vec::with_capacity(vb_max + 1),
+            vb: Vec::with_capacity(vb_cap),
+            oldest: Vec::with_capacity(vb_cap + 1),
+            vb_cap,
+            events: EvictionEvents::default(),
+            selections: 0,
+            episode_of: vec![0; slots],
+        }
+    }
+
+    /// The window size in pages for a fraction `vw` of `capacity` frames: `round(vw · B)`,
+    /// at least 1 and at most `B`.
+    pub(crate) fn window_pages(capacity: usize, vw: f64) -> usize {
+        ((vw * capacity as f64).round() as usize).clamp(1, capacity.max(1))
+    }
+
+    /// The window size in pages.
+    pub(crate) fn window(&self) -> usize {
+        self.w
+    }
+
+    /// Frames of the buffer.
+    pub(crate) fn capacity(&self) -> usize {
+        self.cap
+    }
+
+    /// Pages per block.
+    pub(crate) fn ppb(&self) -> u64 {
+        self.ppb
+    }
+
+    /// Resizes the victim window to `w` pages (clamped to `1..=B`), one page at a time at its
+    /// MRU end: growing lets the pages just outside enter (each the newest of the window, as
+    /// when a page enters after an eviction), shrinking takes the window's MRU-most page out.
+    /// The victim page list follows: VB is unchanged. O(|change|).
+    pub(crate) fn set_window(&mut self, w: usize) {
+        let w = w.clamp(1, self.cap.max(1));
+        while self.w < w {
+            self.w += 1;
+            // The window held min(w − 1, len) pages; one more enters if there is one outside.
+            if self.len() >= self.w {
+                let e =
+                    if self.boundary == NIL { self.lru.tail } else { self.fr[self.boundary as usize].links[LRU][0] };
+                self.boundary = e;
+                self.enter(e);
+            }
+        }
+        while self.w > w {
+            self.w -= 1;
+            // The window held min(w + 1, len) pages; its MRU-most one leaves if it had w + 1.
+            if self.len() > self.w {
+                let f = self.boundary;
+                self.boundary = self.fr[f as usize].links[LRU][1];
+                self.leave(f);
+            }
+        }
+    }
+
+    /// Sets |VB| for the next selections (clamped to `1..=` the capacity the core was built
+    /// with); the current victim blocks stay until their pages are gone.
+    pub(crate) fn set_vb(&mut self, vb: usize) {
+        self.vb_max = vb.clamp(1, self.vb_cap);
+    }
+
+    /// Sets BP-REF's padding threshold (a fraction of a block; 1 never pads).
+    pub(crate) fn set_pad(&mut self, pad: f64) {
+        self.pad_above = Some((pad * self.ppb as f64).floor() as u32);
+    }
+
+    /// Counts the one-at-a-time eviction of frame `f` (before it is dropped): a page write when
+    /// it is dirty, and a new episode when it is its block's first dirty eviction since VB was
+    /// selected (`fallback`: evicted by the LRU fallback, always a new episode).
+    #[inline(always)]
+    fn count_single(&mut self, f: FrameId, fallback: bool) {
+        let fr = self.fr[f as usize];
+        if fr.dirty {
+            self.events.dirty_evictions += 1;
+            let tag = self.selections.wrapping_add(1);
+            let e = &mut self.episode_of[fr.slot as usize];
+            if fallback || *e != tag {
+                self.events.episodes += 1;
+                *e = if fallback { 0 } else { tag };
+            }
         }
     }
 
@@ -466,6 +579,7 @@ impl RefCore {
         let (s, created) = self.blocks.get_or_insert(block);
         if created {
             self.blk[s as usize] = NEW_BLOCK;
+            self.episode_of[s as usize] = 0;
         }
         s
     }
@@ -525,6 +639,7 @@ impl RefCore {
     /// recently accessed. `incoming` is the block of the incoming page when that page counts as
     /// inside the window (its block is then the most recently accessed of all).
     pub(crate) fn select_vb(&mut self, incoming: Option<u64>) {
+        self.selections = self.selections.wrapping_add(1);
         for i in 0..self.vb.len() {
             let s = self.vb[i];
             self.blk[s as usize].in_vb = false;
@@ -636,6 +751,7 @@ impl RefCore {
         if f == NIL {
             return Err(EvictError::AllPinned);
         }
+        self.count_single(f, true);
         self.drop_frame(f);
         out.victims.push(f);
         Ok(())
@@ -672,11 +788,15 @@ impl RefCore {
                 for i in start..out.victims.len() {
                     self.drop_frame(out.victims[i]);
                 }
+                self.events.padded_blocks += 1;
+                self.events.padded_pages += found as u64;
+                self.events.padding_pages += self.ppb - found as u64;
                 out.pad = Some(BlockPad { first_page: first, pages: self.ppb as u32 });
                 return;
             }
             out.victims.truncate(start);
         }
+        self.count_single(f, false);
         self.drop_frame(f);
         out.victims.push(f);
     }
@@ -793,7 +913,8 @@ impl RefCore {
                 return Err(format!("ref: block {block} victim flag disagrees with VB"));
             }
         }
-        if self.vb.len() > self.vb_max || self.vb.iter().any(|&s| !self.blocks.is_live(s)) {
+        if self.vb.len() > self.vb_cap || self.vb_max > self.vb_cap || self.vb.iter().any(|&s| !self.blocks.is_live(s))
+        {
             return Err("ref: VB too large or holding a dead slot".into());
         }
         Ok(())
@@ -904,6 +1025,28 @@ mod tests {
         h.write(20);
         assert_eq!(h.policy.victim_blocks(), vec![0, 1]);
         assert_eq!(h.evicted_pages(), vec![8, 12, 9, 13, 0]);
+    }
+
+    /// REF Fig. 3 (BAST, 4-page blocks): the buffer holds p0 p4 p9 p13 p1 p5 in LRU order just
+    /// after p8 and p12 were evicted to the log blocks. LRU would evict p0 p4 p9 p13 p1 p5 (6
+    /// merges); REF evicts "p9, p13, p0, p4, p1, p5" (2 merges) because B2 and B3, the blocks
+    /// it evicted last, stay its victim blocks. The state is built with VW = 100%, |VB| = 2:
+    /// p8 p12 p0 p4 p9 p13 fill the buffer, p1 and p5 evict p8 and p12 (VB = {B2, B3}, the
+    /// least recently accessed of the three blocks with two pages), then six misses on new
+    /// blocks show the eviction order.
+    #[test]
+    fn fig3_recently_evicted_blocks_first() {
+        let mut h = Harness::<Ref>::new(6, cfg(1.0, 2, 4));
+        for p in [8, 12, 0, 4, 9, 13, 1, 5] {
+            h.write(p);
+        }
+        assert_eq!(h.evicted_pages(), vec![8, 12]);
+        assert_eq!(h.resident(), vec![0, 1, 4, 5, 9, 13]);
+        assert_eq!(h.policy.victim_blocks(), vec![2, 3]);
+        for p in [16, 20, 24, 28, 32, 36] {
+            h.write(p);
+        }
+        assert_eq!(h.evicted_pages(), vec![8, 12, 9, 13, 0, 4, 1, 5]);
     }
 
     #[test]

@@ -193,7 +193,7 @@ impl PolicyConfig {
             "lru" | "clock" | "cflru" | "lru-wsr" | "ccf-lru" | "cflru-c" | "ad-lru" | "sieve" | "casa" => 72,
             "2q" | "min" => 112,
             "s3fifo" => 136,
-            "fab" | "bplru" | "ref" | "bp-ref" => 176,
+            "fab" | "bplru" | "ref" | "bp-ref" | "ref-adaptive" => 176,
             "lru-2" | "arc" => 200,
             _ => 320,
         };
@@ -283,6 +283,7 @@ registry! {
     Bplru => "bplru", crate::bplru::Bplru, "BPLRU: block-level LRU with page padding and LRU compensation (Kim & Ahn 2008)";
     Ref => "ref", crate::ref_policy::Ref, "REF: recently-evicted-first, victim pages from victim blocks (Seo & Shin 2008)";
     BpRef => "bp-ref", crate::bp_ref::BpRef, "BP-REF: REF with selective block padding (Seo & Shin 2008)";
+    RefAdaptive => "ref-adaptive", crate::ref_adaptive::RefAdaptive, "REF-ADAPTIVE: BP-REF whose window, victim blocks and padding threshold are hill-climbed on the flash cost they cause (Seo & Shin 2008, §VI)";
     Casa => "casa", crate::casa::Casa, "CASA: clean and dirty LRU lists sized by read/write costs and hits (Ou & Härder 2010)";
     Lirs => "lirs", crate::lirs::Lirs, "LIRS: low inter-reference recency set, LIRS stack and HIR queue (Jiang & Zhang 2002)";
     S3Fifo => "s3fifo", crate::s3fifo::S3Fifo, "S3-FIFO: small, main and ghost FIFO queues (Yang et al. 2023)";
