@@ -84,6 +84,11 @@ pub struct RunArgs {
     /// ~/.cache/flashbuf).
     #[arg(long)]
     no_cache: bool,
+    /// Add the offline bounds to every row: the fewest page writes and the least device time any
+    /// policy can achieve with the buffer, and the run's distance from them (see docs/curves.md).
+    /// Reads each trace once more and keeps it in memory (about 9 bytes a request).
+    #[arg(long, conflicts_with_all = ["interval", "warmup"])]
+    bound: bool,
     /// No progress bar and no format detection messages.
     #[arg(short, long)]
     quiet: bool,
@@ -138,6 +143,9 @@ pub fn run(a: RunArgs) -> Result<()> {
     let cache = if a.no_cache { SummaryCache::disabled() } else { SummaryCache::from_env() };
     if a.traces.iter().filter(|t| TraceSpec::parse(t).is_ok_and(|s| !s.rereadable())).count() > 1 {
         bail!("standard input can be given only once");
+    }
+    if a.bound && a.traces.iter().any(|t| TraceSpec::parse(t).is_ok_and(|s| !s.rereadable())) {
+        bail!("--bound reads the trace again after the runs, which a trace read from a pipe cannot be");
     }
 
     let memory = flashbuf_sim::sweep::total_memory();
@@ -201,6 +209,9 @@ pub fn run(a: RunArgs) -> Result<()> {
         let out = out.expect("no error, so every run produced its output");
         if a.interval.is_some() { rows.extend(run.interval_rows(&out)) } else { rows.push(run.row(&out)) }
     }
+    if a.bound {
+        crate::cmd_curve::attach_bounds(&runs, &mut rows, jobs, a.quiet)?;
+    }
 
     let mut buf = Vec::new();
     match a.output {
@@ -217,6 +228,9 @@ pub fn run(a: RunArgs) -> Result<()> {
             }
             if devices.iter().any(|d| d.kind != DeviceKind::Ideal) {
                 columns.extend_from_slice(flashbuf_report::DEVICE_COLUMNS);
+            }
+            if a.bound {
+                columns.extend_from_slice(flashbuf_report::BOUND_COLUMNS);
             }
             buf.extend_from_slice(flashbuf_report::format_table(&rows, &columns).as_bytes())
         }

@@ -4,6 +4,7 @@
 mod args;
 mod cmd_bench;
 mod cmd_convert;
+mod cmd_curve;
 mod cmd_engine;
 mod cmd_gather;
 mod cmd_gen;
@@ -37,6 +38,8 @@ struct Cli {
 enum Command {
     /// Run traces through buffer policies and print one result row per combination.
     Run(cmd_run::RunArgs),
+    /// Curves against buffer size: LRU exact in one pass, SHARDS, miniature simulation; bounds.
+    Curve(cmd_curve::CurveArgs),
     /// Write a synthetic trace to a file.
     Gen(cmd_gen::GenArgs),
     /// Summarise a trace: requests, reads and writes, distinct pages, footprint, volumes.
@@ -70,6 +73,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(a) => cmd_run::run(a),
+        Command::Curve(a) => cmd_curve::run(a),
         Command::Gen(a) => cmd_gen::run(a),
         Command::Stats(a) => cmd_stats::run(a),
         Command::Convert(a) => cmd_convert::run(a),

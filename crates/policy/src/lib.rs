@@ -40,6 +40,7 @@ pub mod lists;
 pub mod lru;
 pub mod lru_k;
 pub mod min;
+pub mod min_cost;
 pub mod params;
 pub mod ref_policy;
 mod registry;

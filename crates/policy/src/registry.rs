@@ -272,6 +272,7 @@ registry! {
     TwoQ => "2q", crate::two_q::TwoQ, "2Q: A1in FIFO, A1out ghost queue, Am LRU (Johnson & Shasha 1994)";
     Arc => "arc", crate::arc::Arc, "ARC: adaptive replacement cache (Megiddo & Modha 2003)";
     Min => "min", crate::min::Min, "MIN: Belady's offline optimum for hit ratio (needs the future)";
+    MinCost => "min-cost", crate::min_cost::MinCost, "MIN-COST: offline, evicts the page cheapest per unit of time it would hold (reads and writes priced; needs the future)";
     Cflru => "cflru", crate::cflru::Cflru, "CFLRU: clean pages first inside a window at the LRU end (Park et al. 2006)";
     LruWsr => "lru-wsr", crate::lru_wsr::LruWsr, "LRU-WSR: LRU with a second chance for hot dirty pages (Jung et al. 2008)";
     CcfLru => "ccf-lru", crate::ccf_lru::CcfLru, "CCF-LRU: cold clean pages first, then LRU-WSR on a mixed queue (Li et al. 2009)";

@@ -17,7 +17,8 @@ pub use csvtable::CsvTable;
 pub use output::{OutputError, OutputFile};
 pub use plot::{PlotError, PlotSpec};
 pub use table::{
-    Column, DEFAULT_COLUMNS, DEVICE_COLUMN, DEVICE_COLUMNS, INTERVAL_COLUMNS, SHARE_COLUMN, format_table, thousands,
+    BOUND_COLUMNS, Column, DEFAULT_COLUMNS, DEVICE_COLUMN, DEVICE_COLUMNS, INTERVAL_COLUMNS, SHARE_COLUMN,
+    format_table, thousands,
 };
 
 use std::io::Write;

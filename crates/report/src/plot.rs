@@ -30,7 +30,9 @@
 //!   log axis), and need no numeric x. Log axes need positive values. Tick labels use
 //!   thousands separators below a million and `M`/`G` suffixes above.
 //! * **Print.** Each series has a colour (the Okabe–Ito palette, distinguishable by colour-blind
-//!   readers) *and* a marker shape with alternating filled and hollow markers (bars: hatching),
+//!   readers) *and* a marker shape with alternating filled and hollow markers (bars: hatching;
+//!   a series of more than 40 points, such as a curve at every buffer size, gets a dozen markers
+//!   evenly spaced across the plot),
 //!   so that figures stay readable in greyscale. The legend sits to the right of the plot, never
 //!   over the data; a single series gets no legend.
 //! * **Fonts.** Text uses DejaVu Sans, bundled in the crate (`assets/`, Bitstream Vera licence)
@@ -306,6 +308,15 @@ pub fn column_label(name: &str) -> (String, f64) {
         "cpu_s" => Some(("CPU time (s)", 1.0)),
         "runtime_s" => Some(("runtime (s)", 1.0)),
         "tps" => Some(("transactions per second", 1.0)),
+        "write_bound" => Some(("fewest page writes (bound)", 1.0)),
+        "writes_over_bound" => Some(("page writes / write bound", 1.0)),
+        "time_bound_us" => Some(("least device time (bound, s)", 1e-6)),
+        "time_over_bound" => Some(("device time / time bound", 1.0)),
+        "full_hit_ratio" => Some(("hit ratio of full simulation (%)", 100.0)),
+        "full_page_writes" => Some(("page writes of full simulation", 1.0)),
+        "hit_ratio_error" => Some(("hit ratio error (percentage points)", 100.0)),
+        "page_writes_error" => Some(("page writes error (%)", 100.0)),
+        "sample_rate" => Some(("sampling rate (%)", 100.0)),
         _ => None,
     };
     if let Some((label, scale)) = known {
@@ -1061,9 +1072,19 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &PlotData, spec
                 .draw_series(LineSeries::new(sd.points.iter().copied(), colour(si).stroke_width(line_w)))
                 .map_err(e)?;
         }
+        let spacing = f64::from(chart.plotting_area().dim_in_pixel().0) / MARKERS_ON_LONG_SERIES as f64;
         for (si, sd) in data.series.iter().enumerate() {
-            for p in &sd.points {
-                draw_marker(root, chart.backend_coord(p), si, r, s).map_err(e)?;
+            let long = sd.points.len() > MAX_MARKED_POINTS;
+            let mut last_x: Option<i32> = None;
+            for (i, p) in sd.points.iter().enumerate() {
+                let at = chart.backend_coord(p);
+                // A long series (a curve at every buffer size) gets markers evenly spaced across
+                // the plot: they still tell it apart in greyscale without hiding the line.
+                let due = last_x.is_none_or(|x| f64::from(at.0 - x) >= spacing) || i + 1 == sd.points.len();
+                if !long || due {
+                    draw_marker(root, at, si, r, s).map_err(e)?;
+                    last_x = Some(at.0);
+                }
             }
         }
     }
@@ -1095,6 +1116,12 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &PlotData, spec
     root.present().map_err(e)?;
     Ok(())
 }
+
+/// Series longer than this get about [`MARKERS_ON_LONG_SERIES`] markers, evenly spaced across
+/// the plot.
+const MAX_MARKED_POINTS: usize = 40;
+/// Markers on a long series (a curve at every buffer size).
+const MARKERS_ON_LONG_SERIES: usize = 12;
 
 fn draw_marker<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,

@@ -77,6 +77,21 @@ pub const DEVICE_COLUMNS: &[Column<ResultRow>] = &[
     Column { header: "WA", cell: |r| format!("{:.2}", r.write_amplification), numeric: true },
 ];
 
+/// The distance from the offline bounds, shown with `flashbuf run --bound`.
+pub const BOUND_COLUMNS: &[Column<ResultRow>] = &[
+    Column { header: "write bound", cell: |r| r.write_bound.map_or_else(|| "-".into(), thousands), numeric: true },
+    Column {
+        header: "writes/bound",
+        cell: |r| r.writes_over_bound.map_or_else(|| "-".into(), |v| format!("{v:.3}")),
+        numeric: true,
+    },
+    Column {
+        header: "time/bound",
+        cell: |r| r.time_over_bound.map_or_else(|| "-".into(), |v| format!("{v:.3}")),
+        numeric: true,
+    },
+];
+
 /// Renders `rows` under `columns`, each column as wide as its widest cell.
 pub fn format_table<T>(rows: &[T], columns: &[Column<T>]) -> String {
     let cells: Vec<Vec<String>> = rows.iter().map(|r| columns.iter().map(|c| (c.cell)(r)).collect()).collect();

@@ -14,12 +14,15 @@
 
 #![warn(missing_docs)]
 
+pub mod bound;
 mod buffer;
+pub mod curve;
 pub mod group;
 mod job;
 mod page_table;
 pub mod prepare;
 mod run;
+pub mod sample;
 pub mod step;
 pub mod sweep;
 

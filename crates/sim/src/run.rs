@@ -252,6 +252,16 @@ pub struct ResultRow {
     pub requests_per_s: f64,
     /// A fingerprint of every option that can change the result ([`RunSpec::fingerprint`]).
     pub run_id: String,
+    /// The fewest page writes any policy can achieve with this buffer on this trace
+    /// ([`crate::bound`]; empty unless asked for, e.g. `flashbuf run --bound`).
+    pub write_bound: Option<u64>,
+    /// `page_writes / write_bound`: how far the policy is from the fewest writes (empty when the
+    /// bound is 0 or not computed).
+    pub writes_over_bound: Option<f64>,
+    /// The least device time any policy can achieve, microseconds (with the bound).
+    pub time_bound_us: Option<f64>,
+    /// `device_time_us / time_bound_us` (with the bound).
+    pub time_over_bound: Option<f64>,
 }
 
 impl ResultRow {
@@ -326,6 +336,19 @@ impl ResultRow {
             runtime_s: cpu_s + d.time_ns as f64 / 1e9,
             requests_per_s: if elapsed_s > 0.0 { c.requests as f64 / elapsed_s } else { 0.0 },
             run_id: spec.fingerprint(),
+            write_bound: None,
+            writes_over_bound: None,
+            time_bound_us: None,
+            time_over_bound: None,
         }
+    }
+
+    /// Fills the bound columns from `b`, the bounds of this row's trace and buffer size.
+    pub fn set_bound(&mut self, b: &crate::bound::Bound) {
+        self.write_bound = Some(b.writes);
+        self.writes_over_bound = (b.writes > 0).then(|| self.page_writes as f64 / b.writes as f64);
+        let t = b.time_ns as f64 / 1e3;
+        self.time_bound_us = Some(t);
+        self.time_over_bound = (b.time_ns > 0).then(|| self.device_time_us / t);
     }
 }

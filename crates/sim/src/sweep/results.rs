@@ -516,5 +516,6 @@ mod tests {
             ]
         );
         assert!(h.iter().any(|c| c == "page_writes") && h.iter().any(|c| c == "requests_per_s"));
+        assert_eq!(&h[h.len() - 4..], ["write_bound", "writes_over_bound", "time_bound_us", "time_over_bound"]);
     }
 }
