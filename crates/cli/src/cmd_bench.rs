@@ -132,7 +132,9 @@ pub fn run(a: BenchArgs) -> Result<()> {
                 let device = config.build(logical).with_context(|| config.label())?;
                 let precondition_s = t.elapsed().as_secs_f64();
                 let options = RunOptions { pages_hint: pages, ..RunOptions::new(a.buffer) };
-                let out = flashbuf_sim::run(policy, device, opened.source.as_mut(), &options, &mut |_| {})?;
+                // A device-aware policy sees this device, as under `flashbuf run`.
+                let policy = policy.for_device(&flashbuf_sim::device_profile(config));
+                let out = flashbuf_sim::run(&policy, device, opened.source.as_mut(), &options, &mut |_| {})?;
                 let rate = out.counters.requests as f64 / out.elapsed_s;
                 let slot = &mut best[d * policies.len() + p];
                 if slot.as_ref().is_none_or(|b| rate > b.rate) {

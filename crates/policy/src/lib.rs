@@ -16,7 +16,9 @@
 //!   [`ccf_lru`] (CCF-LRU), [`cflru_c`] (CFLRU/C) and [`ad_lru`] (AD-LRU);
 //! * clustered: [`cfdc`] (CFDC: clean queue + priority queue of dirty clusters, Formula 1);
 //! * cost-aware: [`casa`] (CASA: clean and dirty lists balanced by the device's read and write
-//!   costs, from CFDC's authors);
+//!   costs, from CFDC's authors) and flashbuf's own [`fbp`] (FBP: the same lists balanced by
+//!   what regretted evictions cost on the device, a second chance, write-back by flash block;
+//!   device-aware through [`PolicyParams::fill_device`]);
 //! * block-level, for log-block FTLs: [`fab`] (FAB), [`bplru`] (BPLRU, with page padding),
 //!   [`ref_policy`] (REF) and [`bp_ref`] (BP-REF, REF with selective padding), and
 //!   [`ref_adaptive`] (BP-REF tuning its own window, victim blocks and padding threshold, the
@@ -36,6 +38,7 @@ pub mod casa;
 pub mod cfdc;
 pub mod clock;
 pub mod fab;
+pub mod fbp;
 pub mod heap;
 pub mod lirs;
 pub mod lists;
@@ -60,6 +63,6 @@ pub mod cflru;
 pub mod cflru_c;
 pub mod lru_wsr;
 
-pub use params::{NoParams, ParamDoc, PolicyParams};
+pub use params::{DeviceProfile, FtlClass, NoParams, ParamDoc, PolicyParams};
 pub use registry::{AnyPolicy, POLICIES, PolicyConfig, PolicyError, PolicyVisitor};
 pub use replacer::{Access, AccessKind, BlockPad, EvictError, Evictions, FrameId, NEVER, NIL, NoPins, Pins, Replacer};

@@ -23,6 +23,60 @@ pub trait PolicyParams: Clone + Default + PartialEq + std::fmt::Debug {
     /// Current values, one per key in [`KEYS`](PolicyParams::KEYS) order, formatted so that
     /// `set(key, value)` would reproduce them.
     fn values(&self) -> Vec<String>;
+
+    /// Fills the parameters that describe the device (costs, geometry) and that were left to be
+    /// taken from it (`auto`), for a run on the device `d`. The run path calls it before it
+    /// builds the policy; parameters given explicitly stay as given. By default does nothing:
+    /// only device-aware policies have such parameters.
+    fn fill_device(&mut self, d: &DeviceProfile) {
+        let _ = d;
+    }
+}
+
+/// What a device-aware policy may know of the device a run simulates: its page costs and
+/// block geometry (the chip's data sheet) and the kind of translation layer, never its state.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DeviceProfile {
+    /// Page read latency, µs.
+    pub read_us: f64,
+    /// Page program latency, µs.
+    pub program_us: f64,
+    /// Block erase latency, µs.
+    pub erase_us: f64,
+    /// Pages per flash block.
+    pub pages_per_block: u32,
+    /// The translation layer.
+    pub ftl: FtlClass,
+}
+
+/// The kinds of translation layer, as far as a buffer policy cares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FtlClass {
+    /// Fixed read and program latencies, nothing else (no erase, no mapping).
+    Ideal,
+    /// Page-mapped: any page can go anywhere; erases and copies come from garbage collection.
+    PageMapped,
+    /// Block-mapped without log blocks: rewriting a page rewrites its block.
+    BlockMapped,
+    /// Log blocks each dedicated to one data block (BAST): a write to a block without a log
+    /// block merges one; a whole block written in order is switched in without copies.
+    LogBlock,
+    /// Log blocks shared by all data blocks (FAST): a log block's pages of one data block are
+    /// merged together when the log block is reclaimed, so pages of a block written apart
+    /// share one merge.
+    SharedLog,
+}
+
+impl DeviceProfile {
+    /// The MICRON chip of the AD-LRU paper (Table 2) behind a page-mapped FTL: flashbuf's
+    /// default device, and what a device-aware policy assumes when no run path told it more.
+    pub const MICRON_PAGE: DeviceProfile = DeviceProfile {
+        read_us: 25.0,
+        program_us: 220.0,
+        erase_us: 1500.0,
+        pages_per_block: 64,
+        ftl: FtlClass::PageMapped,
+    };
 }
 
 /// The parameter set of a policy without parameters.

@@ -86,6 +86,15 @@ macro_rules! registry {
                 })
             }
 
+            /// This configuration with its device parameters left to the device (`auto`) filled
+            /// from `d` ([`PolicyParams::fill_device`]); unchanged for policies without such
+            /// parameters.
+            pub fn for_device(&self, d: &crate::params::DeviceProfile) -> Self {
+                let mut c = self.clone();
+                match &mut c { $( PolicyConfig::$variant(p) => p.fill_device(d), )* }
+                c
+            }
+
             /// Builds the policy for `capacity` frames and hands it to `visitor`.
             pub fn build<V: PolicyVisitor>(&self, capacity: usize, visitor: V) -> V::Output {
                 match self {
@@ -288,4 +297,5 @@ registry! {
     Lirs => "lirs", crate::lirs::Lirs, "LIRS: low inter-reference recency set, LIRS stack and HIR queue (Jiang & Zhang 2002)";
     S3Fifo => "s3fifo", crate::s3fifo::S3Fifo, "S3-FIFO: small, main and ghost FIFO queues (Yang et al. 2023)";
     Sieve => "sieve", crate::sieve::Sieve, "SIEVE: a FIFO queue sifted by a hand over visited bits (Zhang et al. 2024)";
+    Fbp => "fbp", crate::fbp::Fbp, "FBP: flashbuf's policy: clean and dirty lists balanced by the device cost of regretted evictions, second chance, write-back by flash block";
 }

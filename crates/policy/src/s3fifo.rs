@@ -85,9 +85,10 @@ impl PolicyParams for S3FifoConfig {
     }
 }
 
-/// A bounded FIFO of page numbers with removal by page: the pages most recently evicted from S.
+/// A bounded FIFO of page numbers with removal by page: the pages most recently evicted from S
+/// (also FBP's ghosts of evicted clean and dirty pages).
 #[derive(Clone, Debug)]
-struct GhostFifo {
+pub(crate) struct GhostFifo {
     /// One list over the slots; front = newest.
     order: FrameLists,
     page: Vec<u64>,
@@ -96,7 +97,7 @@ struct GhostFifo {
 }
 
 impl GhostFifo {
-    fn new(slots: usize) -> Self {
+    pub(crate) fn new(slots: usize) -> Self {
         // Twice the ghosts: hashbrown then clears its tombstones in place instead of growing.
         let mut slot_of = FxHashMap::default();
         slot_of.reserve(2 * slots + 2);
@@ -108,17 +109,22 @@ impl GhostFifo {
         }
     }
 
-    fn capacity(&self) -> usize {
+    pub(crate) fn capacity(&self) -> usize {
         self.page.len()
     }
 
-    fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.slot_of.len()
+    }
+
+    /// Whether `page` is remembered.
+    pub(crate) fn contains(&self, page: u64) -> bool {
+        self.slot_of.contains_key(&page)
     }
 
     /// Forgets `page`; `true` if it was remembered.
     #[inline]
-    fn take(&mut self, page: u64) -> bool {
+    pub(crate) fn take(&mut self, page: u64) -> bool {
         if self.slot_of.is_empty() {
             return false;
         }
@@ -134,7 +140,7 @@ impl GhostFifo {
 
     /// Remembers `page` (not already remembered), forgetting the oldest page when full.
     #[inline]
-    fn push(&mut self, page: u64) {
+    pub(crate) fn push(&mut self, page: u64) {
         if self.capacity() == 0 {
             return;
         }
@@ -151,7 +157,7 @@ impl GhostFifo {
         self.order.push_front(0, slot);
     }
 
-    fn check(&self) -> Result<(), String> {
+    pub(crate) fn check(&self) -> Result<(), String> {
         self.order.check()?;
         if self.order.len(0) != self.slot_of.len() || self.len() + self.free.len() != self.capacity() {
             return Err(format!(

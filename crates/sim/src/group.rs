@@ -41,7 +41,9 @@ pub fn build(spec: &RunSpec) -> Result<Box<dyn Stepper>, JobError> {
         pages: spec.logical_pages,
         source,
     })?;
-    stepper(&spec.policy, device, &spec.options()).map_err(|e| run_error(spec, e.into()))
+    // A device-aware policy takes what it left to the device (`auto`) from this run's device.
+    let policy = spec.policy.for_device(&spec.device_profile());
+    stepper(&policy, device, &spec.options()).map_err(|e| run_error(spec, e.into()))
 }
 
 /// The requests kept for offline runs: pages and a bit per request for writes.

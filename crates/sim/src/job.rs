@@ -3,8 +3,9 @@
 //! [`execute_group`] (many runs over one decoding of their trace) or [`execute`] (one run), so a
 //! result row means the same thing wherever it comes from.
 
+use flashbuf_flash::DeviceKind;
 use flashbuf_flash::{DeviceConfig, DeviceError};
-use flashbuf_policy::PolicyConfig;
+use flashbuf_policy::{DeviceProfile, FtlClass, PolicyConfig};
 use flashbuf_trace::{ReadOptions, TraceError, TraceSpec};
 
 use crate::buffer::WriteMiss;
@@ -111,6 +112,12 @@ impl RunSpec {
         }
     }
 
+    /// What a device-aware policy may know of this run's device: the chip's latencies and
+    /// geometry and the kind of FTL ([`flashbuf_policy::PolicyParams::fill_device`]).
+    pub fn device_profile(&self) -> DeviceProfile {
+        device_profile(&self.device)
+    }
+
     /// How the run is simulated (the [`RunOptions`] of its stepper).
     pub fn options(&self) -> RunOptions {
         RunOptions {
@@ -209,4 +216,24 @@ impl RunSpec {
 pub fn execute(spec: &RunSpec, progress: &mut dyn FnMut(u64)) -> Result<ResultRow, JobError> {
     let out = crate::group::execute_group(&[spec], progress).pop().expect("one result per run")?;
     Ok(ResultRow::of_run(spec, &out))
+}
+
+/// What a device-aware policy may know of `device`: its chip's read, program and erase latencies
+/// and pages per block, and the class of its translation layer.
+pub fn device_profile(device: &DeviceConfig) -> DeviceProfile {
+    let nand = device.preset.config(1);
+    let ns = |t: u64| t as f64 / 1e3;
+    DeviceProfile {
+        read_us: ns(nand.timing.read_ns),
+        program_us: ns(nand.timing.program_ns),
+        erase_us: ns(nand.timing.erase_ns),
+        pages_per_block: nand.geometry.pages_per_block,
+        ftl: match device.kind {
+            DeviceKind::Ideal => FtlClass::Ideal,
+            DeviceKind::Page => FtlClass::PageMapped,
+            DeviceKind::Block => FtlClass::BlockMapped,
+            DeviceKind::Bast => FtlClass::LogBlock,
+            DeviceKind::Fast => FtlClass::SharedLog,
+        },
+    }
 }

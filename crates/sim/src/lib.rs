@@ -34,7 +34,7 @@ pub mod wire;
 
 pub use buffer::{Buffer, Counters, SimError, WriteMiss};
 pub use group::{GroupEvent, execute_group, execute_group_with};
-pub use job::{JobError, RunSpec, execute};
+pub use job::{JobError, RunSpec, device_profile, execute};
 pub use page_table::{DENSE_LIMIT, PageTable};
 pub use prepare::{Needs, PreparedTrace, RemapMode, prepare};
 pub use run::{BATCH, Period, ResultRow, RunError, RunOptions, RunOutput, next_uses, run};

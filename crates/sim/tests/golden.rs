@@ -38,6 +38,7 @@ const BUFFER_GOLDEN: &[(&str, [(u64, u64); 3])] = &[
     ("lirs", [(7900, 6254), (11476, 4620), (16245, 2418)]),
     ("s3fifo", [(8126, 6068), (11708, 4431), (16184, 2481)]),
     ("sieve", [(8117, 5966), (11642, 4324), (16289, 2316)]),
+    ("fbp", [(6619, 6670), (11053, 4529), (16217, 2174)]),
 ];
 
 /// (policy, page-mapped at 256 frames: (flash programs, erases), BAST at 256 frames: (flash
@@ -66,6 +67,7 @@ const FLASH_GOLDEN: &[FlashRow] = &[
     ("lirs", (22021, 341), (194364, 5924, 0, 32, 2946)),
     ("s3fifo", (20848, 322), (187275, 5707, 1, 36, 2835)),
     ("sieve", (21971, 340), (181860, 5545, 1, 32, 2756)),
+    ("fbp", (21232, 328), (25026, 415, 375, 0, 20)),
 ];
 
 fn row(policy: &str, frames: usize, device: DeviceConfig) -> flashbuf_sim::ResultRow {

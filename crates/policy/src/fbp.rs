@@ -1,0 +1,708 @@
+//! FBP — flashbuf's own policy: a clean list and a dirty list whose balance follows the
+//! *cost* of the evictions it regrets, a second chance for pages hit again, and write-back by
+//! block on the FTLs that reward it.
+//!
+//! Source: no single paper; it combines what the four papers' policies and the comparison
+//! matrix (`docs/comparison.md`) show, and `docs/policy-fbp.md` explains the design.
+//! * From CASA (Ou & Härder 2010) and CFLRU: the buffer is a clean LRU list and a dirty LRU list,
+//!   and a target size τ of the clean list decides which one gives up a page.
+//! * From ARC (Megiddo & Modha 2003): τ adapts on *ghost* hits — a miss on a page recently
+//!   evicted from one list is evidence that that list was too small — rather than on CASA's
+//!   buffer hits, which say which pages are hot but not which evictions were mistakes. The step
+//!   is ARC's, `max(1, |other ghost| / |this ghost|)`, weighted by what the mistake cost on this
+//!   device: a page evicted clean and missed again cost one read, `r`; a page evicted dirty and
+//!   missed again cost a read, plus, when the miss is a write, the write-back that keeping it
+//!   dirty would have merged with this one, `w`. So a clean-ghost miss raises τ by the step and
+//!   a dirty-ghost miss lowers it by the step times `(r + [write]·w) / r`: the lists settle where
+//!   a frame saves as much device time in either, the balance the offline write-aware bound
+//!   strikes with the future in hand, with no window or floor to tune.
+//! * From LRU-WSR and AD-LRU: a page hit since it entered its list (or since it was last passed
+//!   over) gets a second chance — it moves to the MRU end once instead of being evicted — in
+//!   both lists, the frequency protection that makes AD-LRU strong on skewed workloads.
+//! * From CFDC, FAB, BPLRU and BP-REF: on a flash FTL, pages of one block written together are
+//!   cheaper than the same pages written apart (a log-block FTL merges a block's pages at once;
+//!   a page-mapped FTL places them in one physical block, which its garbage collector then
+//!   finds invalidated together). So a dirty victim `v` takes with it the *cold* dirty pages of
+//!   its block, in page order — those last accessed at or before `t − (t − t_v)/2`, `t` the time
+//!   of the miss and `t_v` that of `v`'s last access (pages accessed in the second half of `v`'s
+//!   idle time are still warm). On log-block FTLs the block is instead written *whole*, padded
+//!   (every buffered page of it leaves, the missing ones are read), when that costs no more
+//!   than the merges it saves, priced with the chip's latencies: `d` dirty pages of a block
+//!   written alone cost at least `d·p + (ppb − d)·(r + p) + e` when they are the block's only
+//!   pages in the log at its merge (a partial merge copies the rest); padded, they cost
+//!   `m·r + ppb·p + e` for the `m ≤ ppb − d` missing pages, never more. On FAST (log blocks
+//!   shared by every data block) pages of a block written apart may share one merge, which
+//!   makes padding a loss when a block's pages trickle in over a long time; the lower
+//!   estimate of the saving, `d·(r + p + e/ppb)` (pad at about half a block dirty), lost more
+//!   cells of the matrix than it won (`docs/policy-fbp.md`), so FBP pads on FAST as on BAST.
+//!
+//! Device awareness: the policy knows the chip's read, program and erase latencies, its pages
+//! per block, and the class of FTL, from the run path ([`PolicyParams::fill_device`]; every
+//! parameter is `auto` by default), never the device's state. A write-back is priced at the
+//! program latency plus what the FTL adds per page in the best case ([`write_cost_us`]). These are
+//! data-sheet figures: no parameter describes the workload, and none was fitted to a result.
+//!
+//! Choices where nothing above decides, each pinned by a test:
+//! * τ starts at half the buffer (as CASA's and SNK-DB's), and stays within `[0, B]`.
+//! * The victim comes from the clean list when it has a page and either holds more than τ
+//!   pages or the dirty list is empty; otherwise from the dirty list. Within the list, the
+//!   second chance walks from the LRU end and moves each marked page to the MRU end, unmarked,
+//!   at most as many as the list holds; then the LRU-most page goes, marked or not. Pinned pages
+//!   are skipped; the other list is tried when the chosen one has no unpinned page.
+//! * Ghosts: the last `B` pages evicted clean and the last `B` evicted dirty, each a FIFO
+//!   (ARC's ghost lists are bounded the same way in total). A page is looked up when it misses
+//!   (before the eviction its miss causes) and leaves its ghost list then. A page in neither
+//!   ghost list (a first access, or one forgotten) changes nothing.
+//! * Hits: a read hit moves the page to its list's MRU end, a write hit to the dirty list's MRU
+//!   end; both mark it. A missed page enters the clean (read) or dirty (write) list at its MRU
+//!   end, unmarked.
+//! * Clustering applies on every device but the ideal one (where the order of writes costs
+//!   nothing). The block's pages are found through the host's page table ([`Pins::frame_of`]);
+//!   a host without one gets `v` alone. A pinned page stays (and prevents padding); clean pages
+//!   of the block leave only when it is padded.
+//!
+//! Cost: O(1) per request (list moves, a mark, one or two ghost lookups on a miss) plus the
+//! second chance's walk (amortised O(1): each mark is spent once), and `ppb` page-table lookups
+//! for a dirty eviction on a flash FTL.
+
+use crate::lists::FrameLists;
+use crate::params::{DeviceProfile, FtlClass, ParamDoc, PolicyParams, fmt_float, parse_fraction, parse_int};
+use crate::replacer::{Access, BlockPad, EvictError, Evictions, FrameId, Pins, Replacer};
+use crate::s3fifo::GhostFifo;
+
+const CLEAN: u8 = 0;
+const DIRTY: u8 = 1;
+
+/// Parameters of [`Fbp`]: the device's figures, each `auto` (taken from the run's device) by
+/// default. None of them describes the workload.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct FbpConfig {
+    /// Page read latency, µs (`auto`: the device's).
+    pub read_us: Option<f64>,
+    /// Page program latency, µs (`auto`: the device's).
+    pub program_us: Option<f64>,
+    /// Block erase latency, µs (`auto`: the device's).
+    pub erase_us: Option<f64>,
+    /// Pages per flash block (`auto`: the device's).
+    pub ppb: Option<u32>,
+    /// The FTL class (`auto`: the device's).
+    pub ftl: Option<FtlClass>,
+    /// Write a dirty victim's block whole, padded (`auto`: on log-block and block-mapped FTLs,
+    /// where a whole block written in order needs no merge copies; see the module docs).
+    pub pad: Option<bool>,
+}
+
+impl FbpConfig {
+    /// The device figures in force: the given ones, the rest from MICRON behind a page-mapped
+    /// FTL ([`DeviceProfile::MICRON_PAGE`], flashbuf's default device).
+    pub fn profile(&self) -> DeviceProfile {
+        let d = DeviceProfile::MICRON_PAGE;
+        DeviceProfile {
+            read_us: self.read_us.unwrap_or(d.read_us),
+            program_us: self.program_us.unwrap_or(d.program_us),
+            erase_us: self.erase_us.unwrap_or(d.erase_us),
+            pages_per_block: self.ppb.unwrap_or(d.pages_per_block),
+            ftl: self.ftl.unwrap_or(d.ftl),
+        }
+    }
+}
+
+fn ftl_name(f: FtlClass) -> &'static str {
+    match f {
+        FtlClass::Ideal => "ideal",
+        FtlClass::PageMapped => "page",
+        FtlClass::BlockMapped => "block",
+        FtlClass::LogBlock => "log",
+        FtlClass::SharedLog => "shared-log",
+    }
+}
+
+fn auto<T>(key: &str, value: &str, parse: impl Fn(&str, &str) -> Result<T, String>) -> Result<Option<T>, String> {
+    if value.trim() == "auto" { Ok(None) } else { parse(key, value).map(Some) }
+}
+
+impl PolicyParams for FbpConfig {
+    const KEYS: &'static [ParamDoc] = &[
+        ParamDoc { key: "read-us", help: "page read latency in µs, default auto (the device's)" },
+        ParamDoc { key: "program-us", help: "page program latency in µs, default auto (the device's)" },
+        ParamDoc { key: "erase-us", help: "block erase latency in µs, default auto (the device's)" },
+        ParamDoc { key: "ppb", help: "pages per flash block, default auto (the device's)" },
+        ParamDoc {
+            key: "ftl",
+            help: "FTL class: ideal, page, block, log (BAST) or shared-log (FAST), default auto (the device's)",
+        },
+        ParamDoc {
+            key: "pad",
+            help: "write dirty victim blocks whole: on, off, default auto (by cost on log-block and block FTLs)",
+        },
+    ];
+
+    fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
+        match key {
+            "read-us" => {
+                self.read_us = auto(key, value, |k, v| parse_fraction(k, v, 0.0, 1e9))?;
+                if self.read_us == Some(0.0) {
+                    return Err("read-us=0: a read must cost something (costs are relative to it)".to_string());
+                }
+            }
+            "program-us" => self.program_us = auto(key, value, |k, v| parse_fraction(k, v, 0.0, 1e9))?,
+            "erase-us" => self.erase_us = auto(key, value, |k, v| parse_fraction(k, v, 0.0, 1e9))?,
+            "ppb" => self.ppb = auto(key, value, |k, v| parse_int(k, v, 1, 1 << 20).map(|n| n as u32))?,
+            "ftl" => {
+                self.ftl = auto(key, value, |k, v| match v.trim() {
+                    "ideal" => Ok(FtlClass::Ideal),
+                    "page" => Ok(FtlClass::PageMapped),
+                    "block" => Ok(FtlClass::BlockMapped),
+                    "log" => Ok(FtlClass::LogBlock),
+                    "shared-log" => Ok(FtlClass::SharedLog),
+                    _ => Err(format!("{k}={v}: must be ideal, page, block, log, shared-log or auto")),
+                })?
+            }
+            "pad" => {
+                self.pad = auto(key, value, |k, v| match v.trim() {
+                    "on" => Ok(true),
+                    "off" => Ok(false),
+                    _ => Err(format!("{k}={v}: must be on, off or auto")),
+                })?
+            }
+            _ => return Err(format!("unknown parameter '{key}'")),
+        }
+        Ok(())
+    }
+
+    fn values(&self) -> Vec<String> {
+        let f = |v: Option<f64>| v.map_or_else(|| "auto".to_string(), fmt_float);
+        vec![
+            f(self.read_us),
+            f(self.program_us),
+            f(self.erase_us),
+            self.ppb.map_or_else(|| "auto".to_string(), |n| n.to_string()),
+            self.ftl.map_or_else(|| "auto".to_string(), |c| ftl_name(c).to_string()),
+            self.pad.map_or_else(|| "auto".to_string(), |p| if p { "on" } else { "off" }.to_string()),
+        ]
+    }
+
+    fn fill_device(&mut self, d: &DeviceProfile) {
+        self.read_us.get_or_insert(d.read_us);
+        self.program_us.get_or_insert(d.program_us);
+        self.erase_us.get_or_insert(d.erase_us);
+        self.ppb.get_or_insert(d.pages_per_block);
+        self.ftl.get_or_insert(d.ftl);
+    }
+}
+
+/// The cost of writing one page back on `d`, µs: the program latency plus what the FTL adds
+/// per page in the best case (see the module documentation).
+pub fn write_cost_us(d: &DeviceProfile) -> f64 {
+    let ppb = f64::from(d.pages_per_block.max(1));
+    match d.ftl {
+        FtlClass::Ideal => d.program_us,
+        FtlClass::PageMapped => d.program_us + d.erase_us / ppb,
+        FtlClass::LogBlock | FtlClass::SharedLog => d.program_us + d.erase_us / ppb + d.read_us + d.program_us,
+        FtlClass::BlockMapped => d.program_us + ppb * (d.read_us + d.program_us) + d.erase_us,
+    }
+}
+
+/// The FBP policy.
+#[derive(Clone, Debug)]
+pub struct Fbp {
+    lists: FrameLists,
+    /// Page of each frame.
+    page: Vec<u64>,
+    /// Request time of each frame's last access.
+    last: Vec<u64>,
+    /// Whether each frame was hit since it entered or was last given a second chance.
+    referenced: Vec<bool>,
+    capacity: f64,
+    /// Target size of the clean list.
+    tau: f64,
+    /// Cost of a write-back in reads: `w / r`.
+    write_in_reads: f64,
+    /// Pages per block when dirty evictions are clustered (log-block and block-mapped FTLs).
+    cluster: Option<u64>,
+    /// Whether a clustered eviction writes the whole block, padded.
+    pad: bool,
+    ghost_clean: GhostFifo,
+    ghost_dirty: GhostFifo,
+    /// The incoming page whose ghost entry [`Replacer::victims`] already consumed.
+    learned: Option<u64>,
+}
+
+impl Fbp {
+    /// The current target size τ of the clean list.
+    pub fn target(&self) -> f64 {
+        self.tau
+    }
+
+    /// Pages in the clean and the dirty list.
+    pub fn list_lengths(&self) -> (usize, usize) {
+        (self.lists.len(CLEAN), self.lists.len(DIRTY))
+    }
+
+    /// Pages remembered as evicted clean and evicted dirty.
+    pub fn ghost_lengths(&self) -> (usize, usize) {
+        (self.ghost_clean.len(), self.ghost_dirty.len())
+    }
+
+    /// Adapts τ to a miss on `access.page`, if a ghost remembers it (and forgets it there).
+    #[inline]
+    fn learn(&mut self, access: &Access) {
+        let (gc, gd) = (self.ghost_clean.len() as f64, self.ghost_dirty.len() as f64);
+        if gc > 0.0 && self.ghost_clean.take(access.page) {
+            self.tau = (self.tau + (gd / gc).max(1.0)).min(self.capacity);
+        } else if gd > 0.0 && self.ghost_dirty.take(access.page) {
+            let cost = 1.0 + if access.kind.is_write() { self.write_in_reads } else { 0.0 };
+            self.tau = (self.tau - (gc / gd).max(1.0) * cost).max(0.0);
+        }
+    }
+
+    /// The victim of `list`: its LRU-most unpinned page not referenced since it was last
+    /// passed over; referenced pages met on the way lose their mark and move to the MRU end
+    /// (a second chance). At most two passes over the list.
+    fn second_chance<P: Pins + ?Sized>(&mut self, list: u8, pins: &P) -> Option<FrameId> {
+        let mut cur = self.lists.back(list);
+        let mut chances = self.lists.len(list);
+        while let Some(f) = cur {
+            cur = self.lists.prev(f);
+            if pins.is_pinned(f) {
+                continue;
+            }
+            if self.referenced[f as usize] && chances > 0 {
+                self.referenced[f as usize] = false;
+                chances -= 1;
+                self.lists.move_to_front(list, f);
+                if cur.is_none() {
+                    cur = self.lists.back(list);
+                }
+                continue;
+            }
+            return Some(f);
+        }
+        None
+    }
+
+    fn evict(&mut self, frame: FrameId, dirty: bool, out: &mut Evictions) {
+        self.lists.remove(frame);
+        out.victims.push(frame);
+        let page = self.page[frame as usize];
+        if dirty { self.ghost_dirty.push(page) } else { self.ghost_clean.push(page) }
+    }
+
+    /// Evicts every buffered page of `v`'s block, in page order, as one padded block write;
+    /// `false` (nothing done) when the host has no page table, disagrees with the policy, or a
+    /// page of the block is pinned.
+    fn try_pad<P: Pins + ?Sized>(&mut self, v: FrameId, ppb: u64, pins: &P, out: &mut Evictions) -> bool {
+        let page = self.page[v as usize];
+        if pins.frame_of(page) != Some(v) {
+            return false;
+        }
+        let first = page - page % ppb;
+        for p in first..first + ppb {
+            if let Some(f) = pins.frame_of(p) {
+                let mine =
+                    (f as usize) < self.page.len() && self.page[f as usize] == p && self.lists.list_of(f).is_some();
+                if !mine || pins.is_pinned(f) {
+                    return false;
+                }
+            }
+        }
+        for p in first..first + ppb {
+            if let Some(f) = pins.frame_of(p) {
+                let dirty = self.lists.contains(DIRTY, f);
+                self.evict(f, dirty, out);
+            }
+        }
+        out.pad = Some(BlockPad { first_page: first, pages: ppb as u32 });
+        true
+    }
+
+    /// Evicts the dirty page `v` with the cold dirty pages of its block, in page order.
+    fn evict_cluster<P: Pins + ?Sized>(&mut self, v: FrameId, ppb: u64, now: u64, pins: &P, out: &mut Evictions) {
+        let page = self.page[v as usize];
+        if pins.frame_of(page) != Some(v) {
+            // No page table (or one that disagrees): `v` alone.
+            self.evict(v, true, out);
+            return;
+        }
+        let last_v = self.last[v as usize];
+        let cut = now - now.saturating_sub(last_v) / 2;
+        let first = page - page % ppb;
+        for p in first..first + ppb {
+            let Some(f) = pins.frame_of(p) else { continue };
+            let ok = f == v
+                || ((f as usize) < self.page.len()
+                    && self.page[f as usize] == p
+                    && self.lists.contains(DIRTY, f)
+                    && !pins.is_pinned(f)
+                    && self.last[f as usize] <= cut);
+            if ok {
+                self.evict(f, true, out);
+            }
+        }
+    }
+}
+
+impl Replacer for Fbp {
+    type Config = FbpConfig;
+
+    fn new(capacity: usize, config: &FbpConfig) -> Self {
+        let d = config.profile();
+        let cluster = (d.ftl != FtlClass::Ideal).then_some(u64::from(d.pages_per_block.max(1)));
+        let pad =
+            config.pad.unwrap_or(matches!(d.ftl, FtlClass::LogBlock | FtlClass::SharedLog | FtlClass::BlockMapped));
+        Fbp {
+            pad,
+            lists: FrameLists::new(capacity, 2),
+            page: vec![0; capacity],
+            last: vec![0; capacity],
+            referenced: vec![false; capacity],
+            capacity: capacity as f64,
+            tau: capacity as f64 / 2.0,
+            write_in_reads: write_cost_us(&d) / d.read_us.max(f64::MIN_POSITIVE),
+            cluster,
+            ghost_clean: GhostFifo::new(capacity),
+            ghost_dirty: GhostFifo::new(capacity),
+            learned: None,
+        }
+    }
+
+    #[inline]
+    fn on_hit(&mut self, frame: FrameId, access: &Access) {
+        self.last[frame as usize] = access.time;
+        self.referenced[frame as usize] = true;
+        if access.kind.is_write() {
+            if self.lists.contains(DIRTY, frame) {
+                self.lists.move_to_front(DIRTY, frame);
+            } else {
+                self.lists.remove(frame);
+                self.lists.push_front(DIRTY, frame);
+            }
+        } else {
+            let list = if self.lists.contains(DIRTY, frame) { DIRTY } else { CLEAN };
+            self.lists.move_to_front(list, frame);
+        }
+    }
+
+    #[inline]
+    fn on_insert(&mut self, frame: FrameId, access: &Access) {
+        if self.learned.take() != Some(access.page) {
+            self.learn(access);
+        }
+        self.page[frame as usize] = access.page;
+        self.last[frame as usize] = access.time;
+        self.referenced[frame as usize] = false;
+        self.lists.push_front(if access.kind.is_write() { DIRTY } else { CLEAN }, frame);
+    }
+
+    fn victims<P: Pins + ?Sized>(
+        &mut self,
+        incoming: &Access,
+        pins: &P,
+        out: &mut Evictions,
+    ) -> Result<(), EvictError> {
+        if self.len() == 0 {
+            return Err(EvictError::Empty);
+        }
+        if self.learned != Some(incoming.page) {
+            self.learn(incoming);
+            self.learned = Some(incoming.page);
+        }
+        let (c, d) = self.list_lengths();
+        let clean_first = c > 0 && (c as f64 > self.tau || d == 0);
+        let (first, second) = if clean_first { (CLEAN, DIRTY) } else { (DIRTY, CLEAN) };
+        let victim = match self.second_chance(first, pins) {
+            Some(v) => v,
+            None => self.second_chance(second, pins).ok_or(EvictError::AllPinned)?,
+        };
+        let dirty = self.lists.contains(DIRTY, victim);
+        match self.cluster {
+            Some(ppb) if dirty => {
+                if !(self.pad && self.try_pad(victim, ppb, pins, out)) {
+                    self.evict_cluster(victim, ppb, incoming.time, pins, out);
+                }
+            }
+            _ => self.evict(victim, dirty, out),
+        }
+        Ok(())
+    }
+
+    fn remove(&mut self, frame: FrameId) {
+        self.lists.remove(frame);
+    }
+
+    fn len(&self) -> usize {
+        self.lists.len(CLEAN) + self.lists.len(DIRTY)
+    }
+
+    fn is_dirty(&self, frame: FrameId) -> Option<bool> {
+        Some(self.lists.contains(DIRTY, frame))
+    }
+
+    fn check_invariants(&self) -> Result<(), String> {
+        self.lists.check()?;
+        self.ghost_clean.check().map_err(|e| format!("fbp clean {e}"))?;
+        self.ghost_dirty.check().map_err(|e| format!("fbp dirty {e}"))?;
+        if !(0.0..=self.capacity).contains(&self.tau) {
+            return Err(format!("fbp: target {} outside [0, {}]", self.tau, self.capacity));
+        }
+        if self.len() as f64 > self.capacity {
+            return Err(format!("fbp: {} pages in {} frames", self.len(), self.capacity));
+        }
+        for list in [CLEAN, DIRTY] {
+            for f in self.lists.iter_from_front(list) {
+                let p = self.page[f as usize];
+                if self.ghost_clean.contains(p) || self.ghost_dirty.contains(p) {
+                    return Err(format!("fbp: buffered page {p} is also a ghost"));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::Harness;
+
+    /// The ideal device with reads costing 1 and writes 3: a dirty-ghost write hit weighs 4.
+    fn ideal_1_3() -> FbpConfig {
+        FbpConfig {
+            read_us: Some(1.0),
+            program_us: Some(3.0),
+            erase_us: Some(0.0),
+            ppb: Some(4),
+            ftl: Some(FtlClass::Ideal),
+            pad: None,
+        }
+    }
+
+    /// Log blocks of 4 pages, clustering without padding.
+    fn log_blocks() -> FbpConfig {
+        FbpConfig { ftl: Some(FtlClass::LogBlock), pad: Some(false), ..ideal_1_3() }
+    }
+
+    #[test]
+    fn log_block_ftl_pads_the_victim_block_by_default() {
+        let mut h = Harness::<Fbp>::new(3, FbpConfig { pad: None, ..log_blocks() });
+        h.write(0);
+        h.write(2);
+        h.read(1);
+        // τ = 1.5 and |clean| = 1: the dirty LRU page 0 is the victim, and its block 0–3 is
+        // written whole: every buffered page of it (1 clean; 0 and 2 dirty) leaves, in page
+        // order, and the missing page 3 is read to pad it.
+        h.read(9);
+        assert_eq!(h.evicted_pages(), vec![0, 1, 2]);
+        assert_eq!(h.padding_reads, vec![3]);
+        assert_eq!(h.written, vec![0, 1, 2, 3]);
+        assert_eq!(h.policy.ghost_lengths(), (1, 2));
+        // A clean victim is never padded.
+        h.read(10);
+        h.read(11);
+        h.read(12);
+        assert_eq!(h.evicted_pages(), vec![0, 1, 2, 9]);
+        assert_eq!(h.padding_reads, vec![3]);
+    }
+
+    #[test]
+    fn victim_list_follows_the_target() {
+        let mut h = Harness::<Fbp>::new(4, ideal_1_3());
+        h.read(1);
+        h.read(2);
+        h.write(3);
+        h.write(4);
+        assert_eq!(h.policy.target(), 2.0);
+        // |clean| = 2, not above τ = 2: the dirty list gives up its LRU page.
+        h.read(5);
+        assert_eq!(h.evicted_pages(), vec![3]);
+        // Now |clean| = 3 > 2: the clean LRU page.
+        h.read(6);
+        assert_eq!(h.evicted_pages(), vec![3, 1]);
+        assert_eq!(h.policy.ghost_lengths(), (1, 1));
+    }
+
+    #[test]
+    fn ghost_hits_move_the_target_by_their_cost() {
+        let mut h = Harness::<Fbp>::new(4, ideal_1_3());
+        h.read(1);
+        h.read(2);
+        h.write(3);
+        h.write(4);
+        h.read(5); // evicts 3 (dirty)
+        h.read(6); // evicts 1 (clean)
+        // A miss on 1, remembered clean: τ += max(1, 1/1) = 3; then |clean| = 3 is not above
+        // τ, so the dirty page 4 goes.
+        h.read(1);
+        assert_eq!(h.policy.target(), 3.0);
+        assert_eq!(h.evicted_pages(), vec![3, 1, 4]);
+        assert_eq!(h.policy.ghost_lengths(), (0, 2), "1 left its ghost");
+        // A write miss on 3, remembered dirty: τ -= max(1, 0/2)·(1 + 3) → 0 (clamped).
+        h.write(3);
+        assert_eq!(h.policy.target(), 0.0);
+    }
+
+    #[test]
+    fn a_read_miss_on_a_dirty_ghost_costs_one_read() {
+        let mut h = Harness::<Fbp>::new(2, ideal_1_3());
+        h.write(1);
+        h.write(2);
+        h.read(3); // τ = 1, |clean| = 0: evicts dirty 1
+        h.read(4); // |clean| = 1, not above 1: evicts dirty 2
+        assert_eq!(h.evicted_pages(), vec![1, 2]);
+        h.read(1); // dirty ghost, read: τ -= 1
+        assert_eq!(h.policy.target(), 0.0);
+        let mut h = Harness::<Fbp>::new(4, ideal_1_3());
+        h.write(1);
+        for p in [2, 3, 4, 5] {
+            h.read(p);
+        }
+        assert_eq!(h.evicted_pages(), vec![2]); // |clean| = 3 > 2
+        assert_eq!(h.policy.target(), 2.0);
+        // A read miss on the clean ghost 2: τ = 3, and |clean| = 3 is not above it: dirty 1 goes.
+        h.read(2);
+        assert_eq!(h.policy.target(), 3.0);
+        assert_eq!(h.evicted_pages(), vec![2, 1]);
+    }
+
+    #[test]
+    fn a_page_hit_since_it_entered_gets_a_second_chance() {
+        let mut h = Harness::<Fbp>::new(3, ideal_1_3());
+        h.read(1);
+        h.read(2);
+        h.read(3);
+        h.read(1); // MRU → LRU: 1 3 2
+        h.read(3); // 3 1 2
+        h.read(2); // 2 3 1, all three marked
+        // The LRU page 1 loses its mark and moves up, then 3, then 2; the walk meets 1 again,
+        // now unmarked: it goes.
+        h.read(4);
+        assert_eq!(h.evicted_pages(), vec![1]);
+        // 3 and 2 lost their marks on the way: the next victim is the LRU-most of them, 3.
+        h.read(5);
+        assert_eq!(h.evicted_pages(), vec![1, 3]);
+    }
+
+    #[test]
+    fn hits_move_pages_between_lists() {
+        let mut h = Harness::<Fbp>::new(4, ideal_1_3());
+        h.read(1);
+        h.read(2);
+        h.write(1);
+        assert_eq!(h.policy.list_lengths(), (1, 1));
+        assert!(h.is_dirty(1));
+        h.read(1);
+        assert!(h.is_dirty(1), "a read hit keeps a page dirty");
+    }
+
+    #[test]
+    fn log_block_ftl_evicts_the_cold_dirty_pages_of_the_block_in_page_order() {
+        // Blocks of 4 pages: 0-3, 4-7. Dirty 2, 0, 5, 1 at times 0..3, then 3 clean pages.
+        let mut h = Harness::<Fbp>::new(6, log_blocks());
+        h.write(2);
+        h.write(0);
+        h.write(5);
+        h.write(1);
+        h.read(10);
+        h.read(11);
+        // τ = 3, |clean| = 2: the dirty LRU page 2 (last access at 0) goes at time 6, with the
+        // pages of its block last accessed at or before 6 − 6/2 = 3: 0 (time 1) and 1 (time 3).
+        h.read(12);
+        assert_eq!(h.evicted_pages(), vec![0, 1, 2]);
+        assert_eq!(h.written, vec![0, 1, 2]);
+    }
+
+    #[test]
+    fn clustering_leaves_warm_pages_of_the_block() {
+        let mut h = Harness::<Fbp>::new(4, log_blocks());
+        h.write(0);
+        h.read(9);
+        h.read(10);
+        h.write(1);
+        h.write(1);
+        h.write(1); // time 5
+        // Miss at 6: the victim is dirty 0 (|clean| = 2, not above 2); the cut is 6 − 3 = 3,
+        // and page 1 was written at 5: it stays.
+        h.read(11);
+        assert_eq!(h.evicted_pages(), vec![0]);
+        assert!(h.is_dirty(1));
+    }
+
+    #[test]
+    fn without_a_page_table_one_page_is_evicted() {
+        let mut p = Fbp::new(2, &log_blocks());
+        let w = |page, time| Access::new(page, crate::AccessKind::Write, time);
+        p.on_insert(0, &w(0, 0));
+        p.on_insert(1, &w(1, 1));
+        let mut out = Evictions::default();
+        p.victims(&w(2, 2), &crate::NoPins, &mut out).unwrap();
+        assert_eq!(out.victims, vec![0]);
+        p.check_invariants().unwrap();
+    }
+
+    #[test]
+    fn shared_log_blocks_pad_too() {
+        let mut h = Harness::<Fbp>::new(4, FbpConfig { ftl: Some(FtlClass::SharedLog), pad: None, ..ideal_1_3() });
+        h.write(0);
+        h.write(4);
+        h.read(9);
+        h.read(10);
+        h.read(11);
+        // One dirty page alone in its block: still written as the whole block.
+        assert_eq!(h.evicted_pages(), vec![0]);
+        assert_eq!(h.padding_reads, vec![1, 2, 3]);
+    }
+
+    #[test]
+    fn the_ideal_device_evicts_one_page_and_a_page_mapped_ftl_a_cold_cluster() {
+        let run = |ftl| {
+            let mut h = Harness::<Fbp>::new(2, FbpConfig { ftl: Some(ftl), ..ideal_1_3() });
+            h.write(0);
+            h.write(1);
+            h.read(2);
+            (h.evicted_pages(), h.padding_reads.len())
+        };
+        assert_eq!(run(FtlClass::Ideal), (vec![0], 0));
+        // Page 1 (block 0–3) was written at 1 ≤ 2 − 2/2: it leaves with 0, unpadded.
+        assert_eq!(run(FtlClass::PageMapped), (vec![0, 1], 0));
+    }
+
+    #[test]
+    fn write_costs_follow_the_ftl() {
+        let d = DeviceProfile::MICRON_PAGE;
+        assert_eq!(write_cost_us(&DeviceProfile { ftl: FtlClass::Ideal, ..d }), 220.0);
+        assert_eq!(write_cost_us(&d), 220.0 + 1500.0 / 64.0);
+        assert_eq!(write_cost_us(&DeviceProfile { ftl: FtlClass::LogBlock, ..d }), 220.0 + 1500.0 / 64.0 + 245.0);
+        assert_eq!(write_cost_us(&DeviceProfile { ftl: FtlClass::BlockMapped, ..d }), 220.0 + 64.0 * 245.0 + 1500.0);
+    }
+
+    #[test]
+    fn parameters_default_to_the_device_and_explicit_ones_stay() {
+        let mut c: FbpConfig = Default::default();
+        assert_eq!(c.values(), vec!["auto"; 6]);
+        assert_eq!(c.profile(), DeviceProfile::MICRON_PAGE);
+        c.set("read-us", "10").unwrap();
+        c.set("ftl", "ideal").unwrap();
+        let bast = DeviceProfile {
+            read_us: 10.0,
+            program_us: 200.0,
+            erase_us: 2000.0,
+            pages_per_block: 64,
+            ftl: FtlClass::LogBlock,
+        };
+        c.fill_device(&DeviceProfile { read_us: 99.0, ..bast });
+        assert_eq!(c.values(), vec!["10", "200", "2000", "64", "ideal", "auto"]);
+        c.set("pad", "off").unwrap();
+        assert_eq!(c.values()[5], "off");
+        let mut again = FbpConfig::default();
+        for (k, v) in FbpConfig::KEYS.iter().zip(c.values()) {
+            again.set(k.key, &v).unwrap();
+        }
+        assert_eq!(again, c);
+        assert!(c.set("read-us", "0").is_err());
+        assert!(c.set("ftl", "nvme").is_err());
+        assert!(c.set("ppb", "0").is_err());
+        assert!(c.set("pad", "maybe").is_err());
+        c.set("ppb", "auto").unwrap();
+        assert_eq!(c.ppb, None);
+    }
+}
