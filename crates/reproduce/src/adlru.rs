@@ -52,6 +52,8 @@ pub fn reproduce(ctx: &Ctx) -> Result<Report> {
              Zipf traces and 0.5 for the uniform ones.",
             if ctx.quick { "quick (fewer buffer sizes and scan lengths, the largest traces skipped)" } else { "full" }
         ),
+        rules: String::new(),
+        warnings: Vec::new(),
         sections: Vec::new(),
     };
     report.sections.push(traces_table()?);
@@ -450,7 +452,7 @@ fn fig_9(ctx: &Ctx) -> Result<Section> {
 
 /// Fig. 10: the OLTP trace, when the shared traces are present.
 fn fig_10(ctx: &Ctx) -> Result<Option<Section>> {
-    let Some(path) = ctx.real_trace("OLTP.lis.zst") else {
+    let Some(path) = ctx.real_trace("OLTP.lis.zst", "AD-LRU Fig. 10 (OLTP)") else {
         return Ok(Some(Section {
             title: "Fig. 10 — OLTP trace".into(),
             setup: "`../shared/traces/OLTP.lis.zst` is not present: skipped.".into(),

@@ -106,6 +106,8 @@ pub fn reproduce(ctx: &Ctx) -> Result<Report> {
             thousands(sc.records()),
             if ctx.quick { ", all scaled by 1/10" } else { "" }
         ),
+        rules: String::new(),
+        warnings: Vec::new(),
         sections: Vec::new(),
     };
 

@@ -82,7 +82,7 @@ fn setup(ctx: &Ctx) -> Result<Setup> {
                 "scan-mix,requests=60000,pages=4096,write-ratio=0.8,scans=1000,scan-length=280,scan-pages=1048576,scan-writes=true,seed=3",
             )?,
         ));
-        if let Some(p) = ctx.real_trace("cloudPhysicsIO.csv.zst") {
+        if let Some(p) = ctx.real_trace("cloudPhysicsIO.csv.zst", "REF's runs on the CloudPhysics trace") {
             traces.push((
                 "cloudphysics".to_string(),
                 Trace::file(&p, ReadOptions { page_size: 2048, ..Default::default() })?,
@@ -155,7 +155,13 @@ pub fn reproduce(ctx: &Ctx) -> Result<Report> {
             .collect::<Vec<_>>()
             .join("; ")
     );
-    let mut report = Report { title: "REF (Seo & Shin) reproduced with flashbuf".into(), intro, sections: Vec::new() };
+    let mut report = Report {
+        title: "REF (Seo & Shin) reproduced with flashbuf".into(),
+        intro,
+        rules: String::new(),
+        warnings: Vec::new(),
+        sections: Vec::new(),
+    };
 
     // Fig. 8: normalised execution time.
     let main = ["lru", "fab:ppb=64", "bplru:ppb=64"];

@@ -38,6 +38,8 @@ pub struct Ctx<'a> {
     pub traces_dir: Option<PathBuf>,
     /// Progress sink.
     pub progress: &'a dyn Progress,
+    /// Warnings gathered while running (a missing trace, ...): printed in the report.
+    pub warnings: std::sync::Mutex<Vec<String>>,
 }
 
 impl Ctx<'_> {
@@ -85,10 +87,28 @@ impl Ctx<'_> {
         Ok(format!("{name}.png"))
     }
 
-    /// A real trace from the shared directory, if present.
-    pub fn real_trace(&self, name: &str) -> Option<PathBuf> {
-        let p = self.traces_dir.as_ref()?.join(name);
-        p.is_file().then_some(p)
+    /// A real trace from the shared directory, if present; if not, a warning naming what is
+    /// skipped (`skipped`) is recorded for the report.
+    pub fn real_trace(&self, name: &str, skipped: &str) -> Option<PathBuf> {
+        let found = self.traces_dir.as_ref().map(|d| d.join(name)).filter(|p| p.is_file());
+        if found.is_none() {
+            let where_ = match &self.traces_dir {
+                Some(d) => format!("not found in {}", d.display()),
+                None => "not found (no trace directory; give --traces)".to_string(),
+            };
+            self.warn(format!("trace {name} {where_}: {skipped} skipped"));
+        }
+        found
+    }
+
+    /// Records a warning for the report.
+    pub fn warn(&self, msg: String) {
+        self.warnings.lock().unwrap_or_else(|e| e.into_inner()).push(msg);
+    }
+
+    /// The warnings recorded so far.
+    pub fn take_warnings(&self) -> Vec<String> {
+        std::mem::take(&mut *self.warnings.lock().unwrap_or_else(|e| e.into_inner()))
     }
 }
 
