@@ -10,16 +10,17 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use clap::{Args, ValueEnum};
 use flashbuf_flash::DeviceKind;
-use flashbuf_sim::prepare::{Ask, Needs, RemapMode, Warmup, extent_pages, prepare};
+use flashbuf_sim::plan::{PlanOptions, PlanProgress, PolicySlot, TraceInput, plan_runs};
+use flashbuf_sim::prepare::{RemapMode, Warmup};
 use flashbuf_sim::sweep::{SweepRun, memory_budget, run_scheduled, schedule};
-use flashbuf_sim::{GroupEvent, ResultRow, RunSpec, WriteMiss};
-use flashbuf_trace::{SummaryCache, TraceSpec};
+use flashbuf_sim::{GroupEvent, ResultRow, WriteMiss};
+use flashbuf_trace::SummaryCache;
 
 use crate::args::{parse_buffers, parse_policies, threads};
-use crate::devices::{DeviceArgs, check};
+use crate::devices::DeviceArgs;
 use crate::traces::{TraceArgs, observer};
 use flashbuf_report::OutputFile;
 
@@ -132,46 +133,41 @@ pub fn run(a: RunArgs) -> Result<()> {
     };
     let jobs = threads(a.jobs, a.quiet);
     let devices = a.device_args.configs();
-    let capacity = a.device_args.capacity;
-    let extent = extent_pages(&policies, &devices).map_err(anyhow::Error::msg)?;
-    let needs = Needs::of(&buffers, &devices, capacity, a.warmup);
-    let cache = if a.no_cache { SummaryCache::disabled() } else { SummaryCache::from_env() };
-    if a.traces.iter().filter(|t| TraceSpec::parse(t).is_ok_and(|s| !s.rereadable())).count() > 1 {
-        bail!("standard input can be given only once");
-    }
-
-    let memory = flashbuf_sim::sweep::total_memory();
-    let mut runs: Vec<SweepRun> = Vec::new();
-    for t in &a.traces {
-        let spec = TraceSpec::parse(t).with_context(|| format!("trace '{t}'"))?;
-        if let TraceSpec::Generated(g) = &spec {
-            g.validate().with_context(|| format!("trace '{t}'"))?;
-        }
-        let label = spec.label();
-        let bar = crate::progress::bar(0, "requests", a.quiet);
-        let ask = Ask { needs, remap: a.remap, extent_pages: extent };
-        let prepared = prepare(&spec, &opts, &label, ask, &cache, &mut observer(&label, &bar, a.quiet));
-        bar.finish_and_clear();
-        let prepared = prepared?;
-        let warmup = a.warmup.requests(prepared.requests).map_err(anyhow::Error::msg).with_context(|| label.clone())?;
-        for device in &devices {
-            let logical_pages = prepared.logical_pages(device, capacity).map_err(anyhow::Error::msg)?;
-            check(device, logical_pages).with_context(|| format!("trace {label}"))?;
-            for policy in &policies {
-                for b in &buffers {
-                    let frames = prepared.frames(*b).map_err(anyhow::Error::msg).with_context(|| label.clone())?;
-                    let mut spec: RunSpec = prepared.run_spec(policy, frames, device, logical_pages);
-                    spec.write_miss = write_miss;
-                    spec.check_every = a.check.then_some(1);
-                    spec.final_flush = !a.no_final_flush;
-                    spec.warmup = warmup;
-                    spec.interval = a.interval;
-                    spec.check_memory(memory).map_err(anyhow::Error::msg)?;
-                    runs.push(SweepRun::new(spec, prepared.requests.unwrap_or(0)));
-                }
+    let options = PlanOptions {
+        read: opts,
+        buffers,
+        devices: devices.clone(),
+        capacity: a.device_args.capacity,
+        write_miss,
+        remap: a.remap,
+        warmup: a.warmup,
+        interval: a.interval,
+        check: a.check,
+        final_flush: !a.no_final_flush,
+        cache: if a.no_cache { SummaryCache::disabled() } else { SummaryCache::from_env() },
+        memory_bytes: flashbuf_sim::sweep::total_memory(),
+    };
+    let traces: Vec<TraceInput> = a.traces.iter().map(TraceInput::new).collect();
+    let slots: Vec<PolicySlot> = policies.into_iter().map(PolicySlot::Registered).collect();
+    // One progress bar per trace prepared (a first pass over a file, when one is needed).
+    let mut bar: Option<indicatif::ProgressBar> = None;
+    let planned = plan_runs(&traces, &slots, &options, &mut |p| match p {
+        PlanProgress::Trace(_) => {
+            if let Some(b) = bar.replace(crate::progress::bar(0, "requests", a.quiet)) {
+                b.finish_and_clear();
             }
         }
+        PlanProgress::Prepare(label, e) => {
+            if let Some(b) = &bar {
+                observer(label, b, a.quiet)(e);
+            }
+        }
+    });
+    if let Some(b) = bar.take() {
+        b.finish_and_clear();
     }
+    let runs: Vec<SweepRun> =
+        planned.map_err(anyhow::Error::msg)?.into_iter().map(|p| SweepRun::new(p.spec, p.requests)).collect();
 
     let refs: Vec<&SweepRun> = runs.iter().collect();
     let plan = schedule(&refs, memory_budget());

@@ -1,6 +1,5 @@
 //! Choosing the simulated device from the command line.
 
-use anyhow::{Context, Result};
 use clap::Args;
 use flashbuf_flash::{DeviceConfig, DeviceKind, GcPolicy, NandPreset, Precondition};
 
@@ -79,15 +78,4 @@ impl DeviceArgs {
             })
             .collect()
     }
-}
-
-/// Checks `config` for `logical_pages` without building it (before any run starts).
-pub fn check(config: &DeviceConfig, logical_pages: u64) -> Result<()> {
-    if config.kind == DeviceKind::Ideal {
-        return Ok(());
-    }
-    config
-        .physical_blocks(logical_pages)
-        .with_context(|| format!("device {} for {logical_pages} logical pages", config.label()))?;
-    Ok(())
 }

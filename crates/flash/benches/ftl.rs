@@ -1,27 +1,21 @@
 //! Host page writes per second through each FTL under uniform random writes, after aging the
-//! device to steady state. Prints writes/s, write amplification and erases per host write.
+//! device to steady state. Prints writes/s (wall and per CPU second of the thread), write
+//! amplification and erases per host write.
+//!
+//! Every device is built and aged once; then the measurement goes in rounds, each round running
+//! every device for the time budget, so that a slow spell of a shared machine falls on all
+//! devices alike; the best round of each device is reported.
 //!
 //! `cargo bench -p flashbuf-flash --bench ftl` (logical size: `FLASHBUF_BENCH_PAGES`, default
-//! 131,072 pages = 256 MiB of 2 KiB pages; time per configuration: `FLASHBUF_BENCH_SECS`,
-//! default 2; only the labels containing `FLASHBUF_BENCH_ONLY`, default all).
+//! 131,072 pages = 256 MiB of 2 KiB pages; time per device and round: `FLASHBUF_BENCH_SECS`,
+//! default 1; rounds: `FLASHBUF_BENCH_ROUNDS`, default 3; only the labels containing
+//! `FLASHBUF_BENCH_ONLY`, default all, or the label equal to it without a trailing `$`).
 
 use std::time::{Duration, Instant};
 
-use flashbuf_flash::{Device, DeviceConfig, DeviceKind, GcPolicy, NandPreset, Precondition};
+use flashbuf_flash::{Device, DeviceConfig, DeviceKind, GcPolicy, NandPreset, Precondition, thread_cpu_s};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-
-/// CPU time of this process in seconds, from `/proc/self/stat` (Linux; `None` elsewhere). On a
-/// shared machine, writes per CPU second is the steadier figure.
-fn cpu_seconds() -> Option<f64> {
-    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
-    let rest = &stat[stat.rfind(')')? + 2..];
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    // After the command name: state is field 3, utime 14 and stime 15 (1-based, whole line).
-    let utime: f64 = fields.get(11)?.parse().ok()?;
-    let stime: f64 = fields.get(12)?.parse().ok()?;
-    Some((utime + stime) / 100.0) // USER_HZ is 100 on Linux
-}
 
 fn env_u64(name: &str, default: u64) -> u64 {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
@@ -29,7 +23,8 @@ fn env_u64(name: &str, default: u64) -> u64 {
 
 fn main() {
     let logical = env_u64("FLASHBUF_BENCH_PAGES", 131_072);
-    let budget = Duration::from_secs(env_u64("FLASHBUF_BENCH_SECS", 2));
+    let budget = Duration::from_secs_f64(env_u64("FLASHBUF_BENCH_SECS", 1) as f64);
+    let rounds = env_u64("FLASHBUF_BENCH_ROUNDS", 3).max(1);
     let only = std::env::var("FLASHBUF_BENCH_ONLY").unwrap_or_default();
     // Page numbers are drawn up front so the generator's cost stays out of the measurement.
     let mut rng = ChaCha8Rng::seed_from_u64(42);
@@ -49,51 +44,67 @@ fn main() {
     configs.push(DeviceConfig { kind: DeviceKind::Bast, log_blocks: 8, ..base.clone() });
     configs.push(DeviceConfig { kind: DeviceKind::Fast, log_blocks: 8, ..base.clone() });
 
-    println!("uniform random page writes, {logical} logical pages, aged to steady state");
-    println!(
-        "{:<34} {:>14} {:>14} {:>8} {:>12} {:>10}",
-        "device", "host writes/s", "per CPU-s", "WA", "erases/write", "writes"
-    );
+    println!("uniform random page writes, {logical} logical pages, aged to steady state, best of {rounds} rounds");
+    // (label, device, aging seconds, writes so far, best wall rate, best CPU rate)
+    let mut devices = Vec::new();
     for cfg in configs {
         let label = format!(
             "{}{}",
             cfg.label(),
             if cfg.kind == DeviceKind::Page && cfg.wear_threshold.is_none() { "/nowl" } else { "" }
         );
-        if !label.contains(&only) {
+        // A filter ending in `$` names one label exactly.
+        let wanted = match only.strip_suffix('$') {
+            Some(exact) => label == exact,
+            None => label.contains(&only),
+        };
+        if !wanted {
             continue;
         }
         let t = Instant::now();
-        let mut dev = match cfg.build(logical) {
-            Ok(d) => d,
-            Err(e) => {
-                println!("{label:<34} build failed: {e}");
-                continue;
+        match cfg.build(logical) {
+            Ok(d) => devices.push((label, d, t.elapsed().as_secs_f64(), 0usize, 0f64, 0f64)),
+            Err(e) => println!("{label:<34} build failed: {e}"),
+        }
+    }
+    // A fixed number of writes per device and round instead of the time budget (for
+    // instruction counts: `valgrind --tool=callgrind --toggle-collect='*ftl::measure*'`).
+    let fixed = env_u64("FLASHBUF_BENCH_WRITES", 0) as usize;
+    for _ in 0..rounds {
+        for (_, dev, _, n, best_wall, best_cpu) in &mut devices {
+            let start = Instant::now();
+            let cpu0 = thread_cpu_s();
+            let mut done = 0usize;
+            while if fixed > 0 { done < fixed } else { start.elapsed() < budget } {
+                measure(dev, &pages, n, 16_384);
+                done += 16_384;
             }
-        };
-        let aging = t.elapsed();
-        let start = Instant::now();
-        let cpu0 = cpu_seconds();
-        let mut n = 0usize;
-        while start.elapsed() < budget {
-            for _ in 0..16_384 {
-                dev.write(pages[n % pages.len()] as u64).expect("write");
-                n += 1;
+            let (wall, cpu) = (start.elapsed().as_secs_f64(), thread_cpu_s() - cpu0);
+            *best_wall = best_wall.max(done as f64 / wall);
+            if cpu > 0.0 {
+                *best_cpu = best_cpu.max(done as f64 / cpu);
             }
         }
-        let secs = start.elapsed().as_secs_f64();
-        let cpu = match (cpu0, cpu_seconds()) {
-            (Some(a), Some(b)) if b > a => format!("{:.0}", n as f64 / (b - a)),
-            _ => "-".to_string(),
-        };
+    }
+    println!(
+        "{:<34} {:>14} {:>14} {:>8} {:>12} {:>10}",
+        "device", "host writes/s", "per CPU-s", "WA", "erases/write", "writes"
+    );
+    for (label, dev, aging, n, wall, cpu) in devices {
         let s = dev.stats();
         println!(
-            "{label:<34} {:>14.0} {cpu:>14} {:>8.3} {:>12.4} {:>10}   (aging {:.1} s)",
-            n as f64 / secs,
+            "{label:<34} {wall:>14.0} {cpu:>14.0} {:>8.3} {:>12.4} {n:>10}   (aging {aging:.1} s)",
             s.write_amplification(),
             s.erases as f64 / s.host_writes as f64,
-            n,
-            aging.as_secs_f64()
         );
+    }
+}
+
+/// `count` writes of the pre-drawn pages, from position `*n` on.
+#[inline(never)]
+fn measure(dev: &mut impl Device, pages: &[u32], n: &mut usize, count: usize) {
+    for _ in 0..count {
+        dev.write(pages[*n % pages.len()] as u64).expect("write");
+        *n += 1;
     }
 }

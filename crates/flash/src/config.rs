@@ -431,6 +431,10 @@ impl Device for AnyDevice {
     fn check_invariants(&self) -> Result<(), String> {
         each!(self, d => d.check_invariants())
     }
+    #[inline(always)]
+    fn prefetch(&self, page: u64) {
+        each!(self, d => d.prefetch(page))
+    }
 }
 
 /// Runs a preconditioning on any device (counters are not reset here).

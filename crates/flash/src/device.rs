@@ -164,6 +164,13 @@ pub trait Device {
     fn check_invariants(&self) -> Result<(), String> {
         Ok(())
     }
+    /// A read or write of `page` may come soon (the simulator says so some requests ahead, as it
+    /// prefetches its own page-table slot): a device may bring its mapping entry into cache.
+    /// Changes nothing; by default does nothing.
+    #[inline(always)]
+    fn prefetch(&self, page: u64) {
+        let _ = page;
+    }
 }
 
 impl<D: Device + ?Sized> Device for Box<D> {
@@ -186,5 +193,9 @@ impl<D: Device + ?Sized> Device for Box<D> {
     }
     fn check_invariants(&self) -> Result<(), String> {
         (**self).check_invariants()
+    }
+    #[inline(always)]
+    fn prefetch(&self, page: u64) {
+        (**self).prefetch(page)
     }
 }

@@ -42,6 +42,47 @@ use serde::{Deserialize, Serialize};
 
 use crate::device::{DeviceError, Nanos};
 
+/// `n` copies of `value` in a vector whose memory the operating system is asked to back with
+/// transparent huge pages (Linux: `madvise(MADV_HUGEPAGE)` before the first touch), so that
+/// random accesses into a large table (a chip's page records, an FTL's mapping, a simulator's
+/// page table) miss the TLB far less often. Elsewhere, or when the advice is not taken, an
+/// ordinary vector: the contents are the same either way.
+pub fn huge_vec<T: Clone>(n: usize, value: T) -> Vec<T> {
+    let mut v: Vec<T> = Vec::with_capacity(n);
+    #[cfg(target_os = "linux")]
+    {
+        const HUGE: usize = 2 << 20;
+        let bytes = n.saturating_mul(size_of::<T>());
+        let start = v.as_ptr() as usize;
+        let (first, end) = (start.next_multiple_of(HUGE), (start + bytes) / HUGE * HUGE);
+        if bytes >= HUGE && end > first {
+            // SAFETY: [first, end) lies inside the allocation `v` owns (its capacity covers
+            // `bytes`); madvise changes only the kernel's paging advice for that range.
+            unsafe {
+                libc::madvise(first as *mut libc::c_void, end - first, libc::MADV_HUGEPAGE);
+            }
+        }
+    }
+    v.resize(n, value);
+    v
+}
+
+/// Hints the CPU to bring `v[i]` into cache (nothing when `i` is out of bounds). A prefetch
+/// changes no state and cannot fault.
+#[inline(always)]
+pub fn prefetch<T>(v: &[T], i: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if i < v.len() {
+        // SAFETY: the pointer is in bounds of `v`; a prefetch never faults or writes.
+        unsafe {
+            use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+            _mm_prefetch::<_MM_HINT_T0>(v.as_ptr().add(i) as *const i8);
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (v, i);
+}
+
 /// Sizes of a chip.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NandGeometry {
@@ -173,6 +214,21 @@ pub struct PageTag {
     pub version: u32,
 }
 
+/// What [`Nand::program_run`] programs into one page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunPage {
+    /// The contents of a programmed page: a read and a program (a copy). A page holding
+    /// initial contents (version 0) is not read: its contents are programmed as padding.
+    Copy {
+        /// Block of the source page.
+        block: u32,
+        /// Offset of the source page in its block.
+        offset: u32,
+    },
+    /// These contents (a host write, or padding with version 0): a program only.
+    Tag(PageTag),
+}
+
 /// Operation counters of a chip since its last [`Nand::reset_counters`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct NandCounters {
@@ -199,6 +255,16 @@ pub struct EraseSummary {
     pub std: f64,
 }
 
+/// Operations performed, by kind. Every operation of a kind costs the same, so the simulated
+/// time is a function of these three counts and is computed when asked, not summed per
+/// operation.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Ops {
+    reads: u64,
+    programs: u64,
+    erases: u64,
+}
+
 /// A simulated NAND chip that enforces the rules of flash.
 #[derive(Debug, Clone)]
 pub struct Nand {
@@ -208,14 +274,14 @@ pub struct Nand {
     next_free: Vec<u32>,
     /// Per block: erases so far (lifetime).
     erase_count: Vec<u32>,
-    /// Per physical page: logical page it was last programmed with.
-    tag_lpn: Vec<u32>,
-    /// Per physical page: version it was last programmed with.
-    tag_version: Vec<u32>,
-    counters: NandCounters,
-    /// Simulated time since the chip was created; never reset (cost-benefit cleaning ages blocks
-    /// with it).
-    clock_ns: Nanos,
+    /// Per physical page: the logical page and version it was last programmed with (one record,
+    /// so a page operation touches one cache line).
+    tags: Vec<PageTag>,
+    /// Operations since the chip was created (the clock: cost-benefit cleaning ages blocks with
+    /// it).
+    lifetime: Ops,
+    /// `lifetime` at the last [`Nand::reset_counters`].
+    at_reset: Ops,
 }
 
 impl Nand {
@@ -229,10 +295,9 @@ impl Nand {
             ppb: g.pages_per_block,
             next_free: vec![0; g.blocks as usize],
             erase_count: vec![0; g.blocks as usize],
-            tag_lpn: vec![0; pages],
-            tag_version: vec![0; pages],
-            counters: NandCounters::default(),
-            clock_ns: 0,
+            tags: huge_vec(pages, PageTag { lpn: 0, version: 0 }),
+            lifetime: Ops::default(),
+            at_reset: Ops::default(),
         })
     }
 
@@ -273,10 +338,20 @@ impl Nand {
         if offset >= self.next_free[block as usize] {
             return Err(Self::rule(block, offset, "read of a page not programmed since the block's last erase"));
         }
-        self.counters.reads += 1;
-        self.counters.time_ns += self.config.timing.read_ns;
-        self.clock_ns += self.config.timing.read_ns;
-        Ok(PageTag { lpn: self.tag_lpn[i], version: self.tag_version[i] })
+        self.lifetime.reads += 1;
+        Ok(self.tags[i])
+    }
+
+    /// Reads a programmed page for a caller that does not look at what it holds: the same rule
+    /// and count as [`read`](Self::read), without fetching the page's record.
+    #[inline]
+    pub fn read_without_contents(&mut self, block: u32, offset: u32) -> Result<(), DeviceError> {
+        self.index(block, offset)?;
+        if offset >= self.next_free[block as usize] {
+            return Err(Self::rule(block, offset, "read of a page not programmed since the block's last erase"));
+        }
+        self.lifetime.reads += 1;
+        Ok(())
     }
 
     /// Charges one page read without a page: what reading a logical page that no physical page
@@ -284,9 +359,7 @@ impl Nand {
     /// a read).
     #[inline]
     pub fn charge_read(&mut self) {
-        self.counters.reads += 1;
-        self.counters.time_ns += self.config.timing.read_ns;
-        self.clock_ns += self.config.timing.read_ns;
+        self.lifetime.reads += 1;
     }
 
     /// Programs page `offset` of `block`, which must be the block's next free page.
@@ -306,12 +379,127 @@ impl Nand {
             ));
         }
         self.next_free[block as usize] = next + 1;
-        self.tag_lpn[i] = tag.lpn;
-        self.tag_version[i] = tag.version;
-        self.counters.programs += 1;
-        self.counters.time_ns += self.config.timing.program_ns;
-        self.clock_ns += self.config.timing.program_ns;
+        self.tags[i] = tag;
+        self.lifetime.programs += 1;
         Ok(())
+    }
+
+    /// Programs the next `n` pages of `dst` in order, page `i` with what `page(i)` names: the
+    /// block-level translation layers' merges and copies in one loop. The same rules as
+    /// [`read`](Self::read) and [`program`](Self::program) one page at a time (room in `dst`,
+    /// checked once; every source page programmed) and the same counts: a read and a program
+    /// per copy, a program per other page. Returns the number of copies. On an error nothing
+    /// counts and no page of `dst` becomes programmed.
+    #[inline]
+    pub fn program_run(&mut self, dst: u32, n: u32, mut page: impl FnMut(u32) -> RunPage) -> Result<u32, DeviceError> {
+        let blocks = self.next_free.len();
+        if dst as usize >= blocks {
+            return Err(Self::rule(dst, 0, "no such page on the chip"));
+        }
+        let first = self.next_free[dst as usize];
+        if n > self.ppb - first {
+            return Err(Self::rule(dst, self.ppb, "no such page on the chip"));
+        }
+        let ppb = self.ppb as usize;
+        let base = dst as usize * ppb + first as usize;
+        let mut copies = 0;
+        for i in 0..n {
+            let tag = match page(i) {
+                RunPage::Tag(t) => t,
+                RunPage::Copy { block, offset } => {
+                    if block as usize >= blocks || offset >= self.ppb {
+                        return Err(Self::rule(block, offset, "no such page on the chip"));
+                    }
+                    if offset >= self.next_free[block as usize] {
+                        return Err(Self::rule(
+                            block,
+                            offset,
+                            "read of a page not programmed since the block's last erase",
+                        ));
+                    }
+                    let t = self.tags[block as usize * ppb + offset as usize];
+                    copies += u32::from(t.version != 0);
+                    t
+                }
+            };
+            self.tags[base + i as usize] = tag;
+        }
+        self.next_free[dst as usize] = first + n;
+        self.lifetime.programs += u64::from(n);
+        self.lifetime.reads += u64::from(copies);
+        Ok(copies)
+    }
+
+    /// Copies pages `src_first..src_first + n` of block `src` to the next `n` pages of `dst`, in
+    /// order: [`program_run`](Self::program_run) with `RunPage::Copy` for a contiguous range,
+    /// checked once for the whole range and copied in one pass. Returns the number of copies
+    /// (pages holding initial contents are padding, not copies).
+    #[inline]
+    pub fn copy_range(&mut self, src: u32, src_first: u32, dst: u32, n: u32) -> Result<u32, DeviceError> {
+        let blocks = self.next_free.len();
+        if src as usize >= blocks || dst as usize >= blocks {
+            return Err(Self::rule(src.max(dst), 0, "no such page on the chip"));
+        }
+        let first = self.next_free[dst as usize];
+        if n > self.ppb - first {
+            return Err(Self::rule(dst, self.ppb, "no such page on the chip"));
+        }
+        if n > self.next_free[src as usize].saturating_sub(src_first) {
+            return Err(Self::rule(
+                src,
+                src_first + n - 1,
+                "read of a page not programmed since the block's last erase",
+            ));
+        }
+        let ppb = self.ppb as usize;
+        let (from, to) = (src as usize * ppb + src_first as usize, dst as usize * ppb + first as usize);
+        let n_us = n as usize;
+        self.tags.copy_within(from..from + n_us, to);
+        let copies = self.tags[to..to + n_us].iter().map(|t| u32::from(t.version != 0)).sum();
+        self.next_free[dst as usize] = first + n;
+        self.lifetime.programs += u64::from(n);
+        self.lifetime.reads += u64::from(copies);
+        Ok(copies)
+    }
+
+    /// Copies pages `offsets` (in this order) of block `src` to the next pages of `dst` (another
+    /// block): [`program_run`](Self::program_run) with `RunPage::Copy` from one block, with the
+    /// block checks made once. Returns the number of copies (pages holding initial contents are
+    /// padding, not copies).
+    #[inline]
+    pub fn copy_pages(&mut self, src: u32, offsets: &[u32], dst: u32) -> Result<u32, DeviceError> {
+        let blocks = self.next_free.len();
+        if src as usize >= blocks || dst as usize >= blocks || src == dst {
+            return Err(Self::rule(src.max(dst), 0, "copy between pages of no two distinct blocks"));
+        }
+        let first = self.next_free[dst as usize];
+        let n = offsets.len() as u32;
+        if n > self.ppb - first {
+            return Err(Self::rule(dst, self.ppb, "no such page on the chip"));
+        }
+        let programmed = self.next_free[src as usize];
+        if let Some(&o) = offsets.iter().find(|&&o| o >= programmed) {
+            return Err(Self::rule(src, o, "read of a page not programmed since the block's last erase"));
+        }
+        let ppb = self.ppb as usize;
+        let (s0, d0) = (src as usize * ppb, dst as usize * ppb + first as usize);
+        // The two blocks' pages as disjoint slices: the copy loop checks no bounds.
+        let (from, to) = if s0 < d0 {
+            let (a, b) = self.tags.split_at_mut(d0);
+            (&a[s0..s0 + ppb], &mut b[..offsets.len()])
+        } else {
+            let (a, b) = self.tags.split_at_mut(s0);
+            (&b[..ppb], &mut a[d0..d0 + offsets.len()])
+        };
+        let mut copies = 0;
+        for (t, &o) in to.iter_mut().zip(offsets) {
+            *t = from[o as usize];
+            copies += u32::from(t.version != 0);
+        }
+        self.next_free[dst as usize] = first + n;
+        self.lifetime.programs += u64::from(n);
+        self.lifetime.reads += u64::from(copies);
+        Ok(copies)
     }
 
     /// Erases a block. Fails with [`DeviceError::WornOut`] (changing nothing) once the block has
@@ -326,9 +514,7 @@ impl Nand {
         }
         self.erase_count[block as usize] = count + 1;
         self.next_free[block as usize] = 0;
-        self.counters.erases += 1;
-        self.counters.time_ns += self.config.timing.erase_ns;
-        self.clock_ns += self.config.timing.erase_ns;
+        self.lifetime.erases += 1;
         Ok(())
     }
 
@@ -343,18 +529,18 @@ impl Nand {
     #[inline]
     pub fn peek(&self, block: u32, offset: u32) -> Option<PageTag> {
         if offset < self.next_free[block as usize] {
-            let i = block as usize * self.ppb as usize + offset as usize;
-            Some(PageTag { lpn: self.tag_lpn[i], version: self.tag_version[i] })
+            Some(self.tags[block as usize * self.ppb as usize + offset as usize])
         } else {
             None
         }
     }
 
-    /// Logical page a physical page was last programmed with, without checks or cost (hot path of
-    /// the page-mapped FTL; the caller knows the page is programmed).
+    /// What the pages of a block were last programmed with, without cost (the page-mapped FTL's
+    /// cleaning scans a sealed block, whose pages are all programmed).
     #[inline]
-    pub(crate) fn peek_lpn_unchecked(&self, ppn: u32) -> u32 {
-        self.tag_lpn[ppn as usize]
+    pub(crate) fn block_tags(&self, block: u32) -> &[PageTag] {
+        let ppb = self.ppb as usize;
+        &self.tags[block as usize * ppb..(block as usize + 1) * ppb]
     }
 
     /// Lifetime erase count of a block.
@@ -373,20 +559,29 @@ impl Nand {
         self.erase_count[block as usize] >= self.config.endurance_cycles
     }
 
+    /// The time `ops` take.
+    #[inline]
+    fn time_of(&self, ops: Ops) -> Nanos {
+        let t = &self.config.timing;
+        ops.reads * t.read_ns + ops.programs * t.program_ns + ops.erases * t.erase_ns
+    }
+
     /// Counters since the last reset.
     pub fn counters(&self) -> NandCounters {
-        self.counters
+        let (l, r) = (self.lifetime, self.at_reset);
+        let ops = Ops { reads: l.reads - r.reads, programs: l.programs - r.programs, erases: l.erases - r.erases };
+        NandCounters { reads: ops.reads, programs: ops.programs, erases: ops.erases, time_ns: self.time_of(ops) }
     }
 
     /// Zeroes the operation counters (erase counts, contents and the clock are kept: wear is real).
     pub fn reset_counters(&mut self) {
-        self.counters = NandCounters::default();
+        self.at_reset = self.lifetime;
     }
 
     /// Simulated time since the chip was created (never reset).
     #[inline]
     pub fn clock_ns(&self) -> Nanos {
-        self.clock_ns
+        self.time_of(self.lifetime)
     }
 
     /// Minimum, maximum, mean and standard deviation of the erase counts (lifetime). O(blocks).
@@ -449,6 +644,89 @@ mod tests {
         assert_eq!((c.reads, c.programs, c.erases), (2, 3, 1));
         assert_eq!(c.time_ns, 2 * 10 + 3 * 200 + 2000);
         assert_eq!(n.erase_count(1), 1);
+    }
+
+    #[test]
+    fn a_run_programs_in_order_and_counts_like_single_operations() {
+        let mut n = tiny(10);
+        n.program(0, 0, tag(1, 1)).unwrap();
+        n.program(0, 1, tag(2, 0)).unwrap(); // initial contents (padding)
+        n.program(0, 2, tag(3, 4)).unwrap();
+        n.reset_counters();
+        // Block 1: a copy, a padding page copied as padding (no read), a new tag.
+        let run =
+            [RunPage::Copy { block: 0, offset: 2 }, RunPage::Copy { block: 0, offset: 1 }, RunPage::Tag(tag(9, 7))];
+        assert_eq!(n.program_run(1, 3, |i| run[i as usize]), Ok(1));
+        assert_eq!((n.peek(1, 0), n.peek(1, 1), n.peek(1, 2)), (Some(tag(3, 4)), Some(tag(2, 0)), Some(tag(9, 7))));
+        let c = n.counters();
+        assert_eq!((c.reads, c.programs, c.time_ns), (1, 3, 10 + 3 * 200));
+        // The rules hold: no room for two more pages in block 1 (4 pages per block) ...
+        assert!(matches!(n.program_run(1, 2, |_| RunPage::Tag(tag(0, 1))), Err(DeviceError::FlashRule { .. })));
+        // ... no copy of a page not programmed (offset 3 of block 0), no block beyond the chip;
+        // a refused run programs and counts nothing.
+        assert!(matches!(
+            n.program_run(2, 1, |_| RunPage::Copy { block: 0, offset: 3 }),
+            Err(DeviceError::FlashRule { .. })
+        ));
+        assert!(matches!(
+            n.program_run(2, 1, |_| RunPage::Copy { block: 3, offset: 0 }),
+            Err(DeviceError::FlashRule { .. })
+        ));
+        assert!(matches!(n.program_run(3, 0, |_| RunPage::Tag(tag(0, 1))), Err(DeviceError::FlashRule { .. })));
+        assert_eq!(n.next_free(2), 0);
+        assert_eq!(n.counters(), c);
+        // A run continues at the block's next free page.
+        n.program(2, 0, tag(5, 1)).unwrap();
+        assert_eq!(n.program_run(2, 1, |_| RunPage::Copy { block: 0, offset: 0 }), Ok(1));
+        assert_eq!(n.peek(2, 1), Some(tag(1, 1)));
+    }
+
+    #[test]
+    fn a_copied_range_is_a_run_of_copies() {
+        let mut a = tiny(10);
+        for (o, t) in [(0, tag(1, 1)), (1, tag(2, 0)), (2, tag(3, 4))] {
+            a.program(0, o, t).unwrap();
+        }
+        a.program(2, 0, tag(8, 1)).unwrap();
+        let mut b = a.clone();
+        assert_eq!(a.copy_range(0, 1, 2, 2), Ok(1));
+        assert_eq!(b.program_run(2, 2, |i| RunPage::Copy { block: 0, offset: 1 + i }), Ok(1));
+        for o in 0..4 {
+            assert_eq!(a.peek(2, o), b.peek(2, o));
+        }
+        assert_eq!(a.counters(), b.counters());
+        // Beyond the programmed pages of the source, or beyond the room of the destination.
+        assert!(matches!(a.copy_range(0, 2, 1, 2), Err(DeviceError::FlashRule { .. })));
+        assert!(matches!(a.copy_range(0, 0, 2, 2), Err(DeviceError::FlashRule { .. })));
+        assert!(matches!(a.copy_range(3, 0, 1, 0), Err(DeviceError::FlashRule { .. })));
+        assert_eq!(a.counters(), b.counters());
+    }
+
+    #[test]
+    fn copied_pages_are_a_run_of_copies() {
+        let mut a = tiny(10);
+        for (o, t) in [(0, tag(1, 1)), (1, tag(2, 0)), (2, tag(3, 4))] {
+            a.program(2, o, t).unwrap();
+        }
+        a.program(1, 0, tag(8, 1)).unwrap();
+        let mut b = a.clone();
+        // Backwards and forwards on the chip (block 2 to 1, then 2 to 0).
+        let offsets = [2, 0, 1];
+        for (dst, n) in [(1, 3), (0, 3)] {
+            let want = b.program_run(dst, n, |i| RunPage::Copy { block: 2, offset: offsets[i as usize] });
+            assert_eq!(a.copy_pages(2, &offsets[..n as usize], dst), want);
+            for o in 0..4 {
+                assert_eq!(a.peek(dst, o), b.peek(dst, o));
+            }
+            assert_eq!(a.counters(), b.counters());
+        }
+        // Not programmed, no room, the same block, beyond the chip: refused, nothing counted.
+        let c = a.counters();
+        assert!(matches!(a.copy_pages(2, &[3], 0), Err(DeviceError::FlashRule { .. })));
+        assert!(matches!(a.copy_pages(2, &[0, 0], 1), Err(DeviceError::FlashRule { .. })));
+        assert!(matches!(a.copy_pages(2, &[0], 2), Err(DeviceError::FlashRule { .. })));
+        assert!(matches!(a.copy_pages(2, &[0], 3), Err(DeviceError::FlashRule { .. })));
+        assert_eq!(a.counters(), c);
     }
 
     #[test]

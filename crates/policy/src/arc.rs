@@ -11,12 +11,13 @@
 //! Mapping onto the replacer contract: the directory maintenance of a miss (adapting `p`,
 //! trimming B1/B2, REPLACE) runs in `victims` when the buffer is full, or in `on_insert` when a
 //! free frame was available (then REPLACE is skipped, as the paper's cache is not yet full).
-//! Ghost entries are nodes `capacity..3·capacity` of the same index-linked lists; a hash map
-//! finds them by page number (one lookup per miss). With pinned frames, REPLACE takes the
-//! LRU-most unpinned page of the list it selects, falling back to the other list.
+//! Ghost entries are nodes `capacity..3·capacity` of the same index-linked lists; a page
+//! directory finds them by page number (one lookup per miss: an array index for page numbers
+//! below 2^26, prefetched a few requests ahead like the simulator's page table; a hash above).
+//! With pinned frames, REPLACE takes the LRU-most unpinned page of the list it selects, falling
+//! back to the other list.
 
-use std::collections::HashMap;
-
+use crate::blocks::{BlockTable, DENSE_PAGES};
 use crate::lists::FrameLists;
 use crate::params::NoParams;
 use crate::replacer::{Access, EvictError, Evictions, FrameId, Pins, Replacer};
@@ -31,11 +32,11 @@ pub struct Arc {
     c: usize,
     p: f64,
     lists: FrameLists,
-    /// Page of every node: frames `0..c`, ghost slots `c..3c`.
+    /// Page of every frame.
     page: Vec<u64>,
     dirty: Vec<bool>,
-    ghosts: HashMap<u64, u32>,
-    free_ghosts: Vec<u32>,
+    /// Ghost page → ghost slot `s`, the list node `c + s`.
+    ghosts: BlockTable,
     /// Set by `victims`: the incoming page's directory work is done; it goes to T2 if `true`.
     prepared: Option<(u64, bool)>,
 }
@@ -43,16 +44,14 @@ pub struct Arc {
 impl Arc {
     fn drop_ghost(&mut self, list: u8) {
         if let Some(g) = self.lists.pop_back(list) {
-            self.ghosts.remove(&self.page[g as usize]);
-            self.free_ghosts.push(g);
+            self.ghosts.release(g - self.c as u32);
         }
     }
 
     fn add_ghost(&mut self, list: u8, page: u64) {
-        let g = self.free_ghosts.pop().expect("ghost slots are bounded by 2c");
-        self.page[g as usize] = page;
-        self.ghosts.insert(page, g);
-        self.lists.push_front(list, g);
+        let (s, created) = self.ghosts.get_or_insert(page);
+        debug_assert!(created, "page {page} was resident, not a ghost");
+        self.lists.push_front(list, self.c as u32 + s);
     }
 
     fn lru_unpinned<P: Pins + ?Sized>(&self, list: u8, pins: &P) -> Option<FrameId> {
@@ -82,7 +81,8 @@ impl Arc {
         pins: &P,
     ) -> Result<(Option<FrameId>, bool), EvictError> {
         let c = self.c as f64;
-        if let Some(&g) = self.ghosts.get(&page) {
+        if let Some(s) = self.ghosts.get(page) {
+            let g = self.c as u32 + s;
             let (b1, b2) = (self.lists.len(B1) as f64, self.lists.len(B2) as f64);
             let in_b2 = self.lists.contains(B2, g);
             if in_b2 {
@@ -94,9 +94,8 @@ impl Arc {
             }
             let victim = if replace { Some(self.replace(in_b2, pins)?) } else { None };
             // The incoming page leaves the ghost directory (it becomes resident in T2).
-            let g = self.ghosts.remove(&page).expect("looked up above");
             self.lists.remove(g);
-            self.free_ghosts.push(g);
+            self.ghosts.release(s);
             return Ok((victim, true));
         }
         let (t1, b1) = (self.lists.len(T1), self.lists.len(B1));
@@ -145,10 +144,9 @@ impl Replacer for Arc {
             c: capacity,
             p: 0.0,
             lists: FrameLists::new(nodes, 4),
-            page: vec![0; nodes],
+            page: vec![0; capacity],
             dirty: vec![false; capacity],
-            ghosts: HashMap::with_capacity(2 * capacity + 2),
-            free_ghosts: (capacity as u32..nodes as u32).rev().collect(),
+            ghosts: BlockTable::with_dense_limit(nodes - capacity, DENSE_PAGES),
             prepared: None,
         }
     }
@@ -157,6 +155,11 @@ impl Replacer for Arc {
     fn on_hit(&mut self, frame: FrameId, access: &Access) {
         self.dirty[frame as usize] |= access.kind.is_write();
         self.lists.move_to_front(T2, frame);
+    }
+
+    #[inline(always)]
+    fn prefetch(&self, page: u64) {
+        self.ghosts.prefetch(page);
     }
 
     fn on_insert(&mut self, frame: FrameId, access: &Access) {
@@ -208,8 +211,16 @@ impl Replacer for Arc {
         if t1 + t2 + b1 + b2 > 2 * self.c {
             return Err(format!("arc: directory holds {} > 2c pages", t1 + t2 + b1 + b2));
         }
-        if self.ghosts.len() != b1 + b2 {
-            return Err(format!("arc: ghost map has {} entries, B1+B2 = {}", self.ghosts.len(), b1 + b2));
+        self.ghosts.check()?;
+        let mut ghosts = 0;
+        for (page, s) in self.ghosts.live() {
+            ghosts += 1;
+            if !matches!(self.lists.list_of(self.c as u32 + s), Some(B1 | B2)) {
+                return Err(format!("arc: ghost page {page} (slot {s}) is in neither B1 nor B2"));
+            }
+        }
+        if ghosts != b1 + b2 {
+            return Err(format!("arc: ghost directory has {ghosts} entries, B1+B2 = {}", b1 + b2));
         }
         if !(0.0..=self.c as f64).contains(&self.p) {
             return Err(format!("arc: p = {} outside [0, c]", self.p));

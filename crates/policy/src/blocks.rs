@@ -159,9 +159,10 @@ struct Entry {
 /// usually touches one cache line, and nothing is allocated after construction.
 #[derive(Clone, Debug)]
 pub(crate) struct BlockTable {
-    /// Direct map for block numbers below [`DENSE_BLOCKS`] (`NIL` = absent), grown to the
-    /// largest such number seen: one array index per lookup for the usual dense page ranges.
+    /// Direct map for keys below `dense_limit` (`NIL` = absent), grown to the largest such key
+    /// seen: one array index per lookup for the usual dense page ranges.
     dense: Vec<u32>,
+    dense_limit: u64,
     /// Open-addressing hash for larger (sparse) block numbers.
     table: Vec<Entry>,
     shift: u32,
@@ -172,12 +173,24 @@ pub(crate) struct BlockTable {
 /// Block numbers below this are direct-mapped (at most 16 MiB of table).
 const DENSE_BLOCKS: u64 = 1 << 22;
 
+/// Page numbers below this are direct-mapped in a page directory (at most 256 MiB of table, the
+/// simulator's page-table limit).
+pub(crate) const DENSE_PAGES: u64 = 1 << 26;
+
 impl BlockTable {
     /// A table for at most `slots` live blocks.
     pub(crate) fn new(slots: usize) -> Self {
+        Self::with_dense_limit(slots, DENSE_BLOCKS)
+    }
+
+    /// A table for at most `slots` live keys, direct-mapped below `dense_limit`: with
+    /// [`DENSE_PAGES`], a directory of pages (the ghost entries of ARC, 2Q and LRU-2), found with
+    /// one array index instead of a hash for the usual page ranges.
+    pub(crate) fn with_dense_limit(slots: usize, dense_limit: u64) -> Self {
         let cap = (2 * slots).max(2).next_power_of_two();
         BlockTable {
             dense: Vec::new(),
+            dense_limit,
             table: vec![Entry { key: 0, slot: NIL }; cap],
             shift: 64 - cap.trailing_zeros(),
             key: vec![u64::MAX; slots],
@@ -210,7 +223,7 @@ impl BlockTable {
     /// The slot of block `key`, if live.
     #[inline]
     pub(crate) fn get(&self, key: u64) -> Option<u32> {
-        if key < DENSE_BLOCKS {
+        if key < self.dense_limit {
             return self.dense.get(key as usize).copied().filter(|&s| s != NIL);
         }
         match self.find(key) {
@@ -222,7 +235,7 @@ impl BlockTable {
     /// The slot of block `key`, allocating one if needed; the flag says it was allocated.
     #[inline]
     pub(crate) fn get_or_insert(&mut self, key: u64) -> (u32, bool) {
-        if key < DENSE_BLOCKS {
+        if key < self.dense_limit {
             if key as usize >= self.dense.len() {
                 self.grow(key);
             }
@@ -247,7 +260,7 @@ impl BlockTable {
 
     #[cold]
     fn grow(&mut self, key: u64) {
-        let want = (key + 1).max(2 * self.dense.len() as u64).clamp(1024, DENSE_BLOCKS);
+        let want = (key + 1).max(2 * self.dense.len() as u64).clamp(1024.min(self.dense_limit), self.dense_limit);
         self.dense.resize(want as usize, NIL);
     }
 
@@ -255,7 +268,7 @@ impl BlockTable {
     #[inline]
     pub(crate) fn release(&mut self, slot: u32) {
         let key = self.key[slot as usize];
-        if key < DENSE_BLOCKS {
+        if key < self.dense_limit {
             debug_assert_eq!(self.dense[key as usize], slot);
             self.dense[key as usize] = NIL;
             self.key[slot as usize] = u64::MAX;
@@ -286,6 +299,16 @@ impl BlockTable {
         self.free.push(slot);
     }
 
+    /// Hints the CPU to bring the entry of `key` into cache (changes nothing).
+    #[inline(always)]
+    pub(crate) fn prefetch(&self, key: u64) {
+        if key < self.dense_limit {
+            prefetch(&self.dense, key as usize);
+        } else {
+            prefetch(&self.table, self.home(key));
+        }
+    }
+
     /// The block number of a live slot.
     #[inline]
     pub(crate) fn key(&self, slot: u32) -> u64 {
@@ -313,7 +336,7 @@ impl BlockTable {
             }
         }
         for e in self.table.iter().filter(|e| e.slot != NIL) {
-            if e.key < DENSE_BLOCKS {
+            if e.key < self.dense_limit {
                 return Err(format!("block table: key {} is in the hash part", e.key));
             }
             live += 1;
@@ -331,6 +354,50 @@ impl BlockTable {
             return Err(format!("block table: {live} live + {} free != {} slots", self.free.len(), self.key.len()));
         }
         Ok(())
+    }
+}
+
+/// Hints the CPU to bring `v[i]` into cache (nothing when `i` is out of bounds). A prefetch
+/// changes no state and cannot fault.
+#[inline(always)]
+pub(crate) fn prefetch<T>(v: &[T], i: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if i < v.len() {
+        // SAFETY: the pointer is in bounds of `v`; a prefetch never faults or writes.
+        unsafe {
+            use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+            _mm_prefetch::<_MM_HINT_T0>(v.as_ptr().add(i) as *const i8);
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (v, i);
+}
+
+/// Splits page numbers into blocks of `ppb` pages: a shift and a mask when `ppb` is a power of
+/// two (the usual case; a 64-bit division costs tens of cycles), a division otherwise.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct BlockSize {
+    ppb: u64,
+    /// `log2(ppb)`, or `u32::MAX` when `ppb` is not a power of two.
+    shift: u32,
+}
+
+impl BlockSize {
+    /// Blocks of `ppb ≥ 1` pages.
+    pub(crate) fn new(ppb: u64) -> Self {
+        BlockSize { ppb, shift: if ppb.is_power_of_two() { ppb.trailing_zeros() } else { u32::MAX } }
+    }
+
+    /// The block holding `page`.
+    #[inline(always)]
+    pub(crate) fn block(self, page: u64) -> u64 {
+        if self.shift != u32::MAX { page >> self.shift } else { page / self.ppb }
+    }
+
+    /// The offset of `page` in its block.
+    #[inline(always)]
+    pub(crate) fn offset(self, page: u64) -> u64 {
+        if self.shift != u32::MAX { page & (self.ppb - 1) } else { page % self.ppb }
     }
 }
 
@@ -391,8 +458,9 @@ mod table_tests {
         /// The block table behaves like a HashMap from keys to stable slots, also with keys that
         /// collide in the table (multiples of a large power of two).
         #[test]
-        fn block_table_matches_hashmap(ops in proptest::collection::vec((any::<bool>(), 0u64..40), 1..400)) {
-            let mut t = BlockTable::new(24);
+        fn block_table_matches_hashmap(ops in proptest::collection::vec((any::<bool>(), 0u64..40), 1..400), low_limit in any::<bool>()) {
+            // With the low limit, keys from 5000 up (even k ≥ 5) are hashed too.
+            let mut t = if low_limit { BlockTable::with_dense_limit(24, 5000) } else { BlockTable::new(24) };
             let mut m: HashMap<u64, u32> = HashMap::new();
             for (insert, k) in ops {
                 // Even k: small keys (direct map); odd k: sparse keys colliding in the hash.

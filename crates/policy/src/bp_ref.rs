@@ -4,10 +4,12 @@
 //! devices* (IEEE Trans. Consumer Electronics 54(3), 2008), §IV (Fig. 7), §V (Fig. 11).
 //!
 //! BP-REF is REF (see `ref_policy.rs`, which holds the shared `RefCore` and documents every
-//! choice) plus one parameter: when the victim block has more victim pages than `pad · ppb`, it
-//! reads the block's missing pages and evicts all its buffered pages at once as one whole-block
-//! write ([`crate::BlockPad`]). `pad = 1.0` is REF; `pad = 0` pads every eviction of a buffered
-//! page. Default 0.4, the paper's best value under FAST (use 0.1 for BAST).
+//! choice) plus one parameter: when the victim block has more victim pages than `pad · ppb` and
+//! holds at least one dirty page, it reads the block's missing pages and evicts all its buffered
+//! pages at once as one whole-block write ([`crate::BlockPad`]). A block without a dirty page is
+//! never padded (there is nothing to write back). `pad = 1.0` is REF; `pad = 0` pads every
+//! eviction from a block holding a dirty page. Default 0.4, the paper's best value under FAST
+//! (use 0.1 for BAST).
 
 use crate::blocks::PPB_DOC;
 use crate::params::{ParamDoc, PolicyParams, fmt_float, parse_fraction};
@@ -99,6 +101,41 @@ mod tests {
         let h = run(0.75);
         assert_eq!(h.evicted_pages(), vec![0]);
         assert!(h.padding_reads.is_empty());
+    }
+
+    #[test]
+    fn no_padding_of_a_block_without_a_dirty_page() {
+        let cfg = BpRefConfig { vw: 1.0, vb: 1, ppb: 4, pad: 0.5 };
+        // Reads only: B0 holds p0 p1 p2 (3 victim pages > 2), all clean. The eviction is REF's
+        // single page, with no padding read and no write at all.
+        let mut h = Harness::<BpRef>::new(5, cfg.clone());
+        for p in [0, 1, 2, 4, 8, 12] {
+            h.read(p);
+        }
+        assert_eq!(h.evicted_pages(), vec![0]);
+        assert!(h.padding_reads.is_empty());
+        assert!(h.written.is_empty());
+        // Five reads of one block with pad = 0 (the threshold alone would pad every eviction):
+        // still not one page written.
+        let mut h = Harness::<BpRef>::new(2, BpRefConfig { pad: 0.0, ..cfg.clone() });
+        for p in [0, 1, 2, 3, 5] {
+            h.read(p);
+        }
+        assert_eq!(h.evicted.len(), 3);
+        assert!(h.written.is_empty() && h.padding_reads.is_empty());
+        // One dirty page in the block is enough: a write of p1 makes the same eviction a padded
+        // whole-block write.
+        let mut h = Harness::<BpRef>::new(5, cfg);
+        for (p, write) in [(0, false), (1, true), (2, false), (4, false), (8, false), (12, false)] {
+            if write {
+                h.write(p);
+            } else {
+                h.read(p);
+            }
+        }
+        assert_eq!(h.evicted_pages(), vec![0, 1, 2]);
+        assert_eq!(h.padding_reads, vec![3]);
+        assert_eq!(h.written, vec![0, 1, 2, 3]);
     }
 
     #[test]

@@ -34,7 +34,9 @@
 //! sequence offset) and one per frame. Hits and insertions are O(1) (plus one table lookup per
 //! insertion); a block eviction is O(ppb log ppb).
 
-use crate::blocks::{BlockTable, Ends, Linked, PPB_DOC, PageRec, link_back, link_front, parse_ppb, unlink, walk};
+use crate::blocks::{
+    BlockSize, BlockTable, Ends, Linked, PPB_DOC, PageRec, link_back, link_front, parse_ppb, unlink, walk,
+};
 use crate::params::{ParamDoc, PolicyParams};
 use crate::replacer::{Access, BlockPad, EvictError, Evictions, FrameId, NIL, Pins, Replacer};
 
@@ -98,6 +100,7 @@ impl Linked<0> for BplruBlock {
 #[derive(Clone, Debug)]
 pub struct Bplru {
     ppb: u64,
+    size: BlockSize,
     blocks: BlockTable,
     blk: Vec<BplruBlock>,
     /// Block slots in LRU order (front = MRU).
@@ -118,7 +121,7 @@ impl Bplru {
                 fr.dirty = true;
                 b.dirty_pages += 1;
             }
-            let offset = (access.page % self.ppb) as u32;
+            let offset = self.size.offset(access.page) as u32;
             b.seq_next = if b.seq_next == offset { offset + 1 } else { BROKEN };
             // LRU compensation: a fully, sequentially written block goes to the LRU end.
             to_lru_end = b.seq_next as u64 == self.ppb;
@@ -164,7 +167,7 @@ impl Bplru {
 
     /// Whether the block of `page` is in an unbroken sequential write run (for tests).
     pub fn sequential_so_far(&self, page: u64) -> bool {
-        self.blocks.get(page / self.ppb).is_some_and(|s| self.blk[s as usize].seq_next != BROKEN)
+        self.blocks.get(self.size.block(page)).is_some_and(|s| self.blk[s as usize].seq_next != BROKEN)
     }
 
     /// Blocks from LRU to MRU (for tests and reports).
@@ -185,6 +188,7 @@ impl Replacer for Bplru {
     fn new(capacity: usize, config: &BplruConfig) -> Self {
         Bplru {
             ppb: config.ppb.max(1) as u64,
+            size: BlockSize::new(config.ppb.max(1) as u64),
             blocks: BlockTable::new(capacity),
             blk: vec![BplruBlock { pages: Ends::EMPTY, lru: [NIL; 2], dirty_pages: 0, seq_next: 0 }; capacity],
             lru: Ends::EMPTY,
@@ -201,7 +205,7 @@ impl Replacer for Bplru {
 
     #[inline]
     fn on_insert(&mut self, frame: FrameId, access: &Access) {
-        let (s, created) = self.blocks.get_or_insert(access.page / self.ppb);
+        let (s, created) = self.blocks.get_or_insert(self.size.block(access.page));
         if created {
             self.blk[s as usize] = BplruBlock { pages: Ends::EMPTY, lru: [NIL; 2], dirty_pages: 0, seq_next: 0 };
             link_front::<0, _>(&mut self.blk, &mut self.lru, s);

@@ -70,7 +70,7 @@
 //! (usually a few levels: the walk stops at the first node that does not change); a selection
 //! replays only the comparisons that expired.
 
-use crate::blocks::{BlockTable, Ends, Linked, MAX_PPB, link_back, link_front, unlink, walk};
+use crate::blocks::{BlockSize, BlockTable, Ends, Linked, MAX_PPB, link_back, link_front, unlink, walk};
 use crate::params::{ParamDoc, PolicyParams, fmt_float, parse_fraction, parse_int};
 use crate::replacer::{Access, EvictError, Evictions, FrameId, NIL, Pins, Replacer};
 
@@ -310,6 +310,7 @@ const FREE_FRAME: Frame = Frame { links: [NIL; 2], page: 0, place: NIL, dirty: f
 pub struct Cfdc {
     work_max: usize,
     cluster_pages: u64,
+    cluster_size: BlockSize,
     /// Working region, front = MRU.
     work: Ends,
     /// Clean queue, front = last displaced.
@@ -347,7 +348,7 @@ impl Cfdc {
             link_front::<0, _>(&mut self.fr, &mut self.clean, f);
             return;
         }
-        let (s, created) = self.clusters.get_or_insert(page / self.cluster_pages);
+        let (s, created) = self.clusters.get_or_insert(self.cluster_size.block(page));
         let c = &mut self.cl[s as usize];
         if created {
             *c = Cluster {
@@ -521,6 +522,7 @@ impl Replacer for Cfdc {
         Cfdc {
             work_max: capacity - priority.min(capacity),
             cluster_pages: config.cluster.max(1) as u64,
+            cluster_size: BlockSize::new(config.cluster.max(1) as u64),
             work: Ends::EMPTY,
             clean: Ends::EMPTY,
             fr: vec![FREE_FRAME; capacity],

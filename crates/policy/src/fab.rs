@@ -37,7 +37,9 @@
 //!
 //! The block table and the intrusive bucket lists come from `blocks.rs`.
 
-use crate::blocks::{BlockTable, Ends, Linked, PPB_DOC, link_back, link_before, link_front, parse_ppb, unlink, walk};
+use crate::blocks::{
+    BlockSize, BlockTable, Ends, Linked, PPB_DOC, link_back, link_before, link_front, parse_ppb, unlink, walk,
+};
 use crate::params::{ParamDoc, PolicyParams};
 use crate::replacer::{Access, EvictError, Evictions, FrameId, NIL, Pins, Replacer};
 
@@ -114,6 +116,7 @@ impl FabFrame {
 #[derive(Clone, Debug)]
 pub struct Fab {
     ppb: u64,
+    size: BlockSize,
     blocks: BlockTable,
     blk: Vec<FabBlock>,
     /// Frame table of each block slot: entry `slot × ppb + offset` is the frame holding that
@@ -138,7 +141,7 @@ impl Fab {
 
     #[inline]
     fn entry(&self, slot: u32, page: u64) -> usize {
-        slot as usize * self.ppb as usize + (page % self.ppb) as usize
+        slot as usize * self.ppb as usize + self.size.offset(page) as usize
     }
 
     fn has_unpinned<P: Pins + ?Sized>(&self, slot: u32, pins: &P) -> bool {
@@ -205,6 +208,7 @@ impl Replacer for Fab {
         let ppb = config.ppb.max(1);
         Fab {
             ppb: ppb as u64,
+            size: BlockSize::new(ppb as u64),
             blocks: BlockTable::new(capacity),
             blk: vec![FabBlock { count: 0, bucket: [NIL; 2], recency: 0 }; capacity],
             // Zero-initialised: pages of the reservation never used are never backed.
@@ -234,7 +238,7 @@ impl Replacer for Fab {
 
     #[inline]
     fn on_insert(&mut self, frame: FrameId, access: &Access) {
-        let (s, created) = self.blocks.get_or_insert(access.page / self.ppb);
+        let (s, created) = self.blocks.get_or_insert(self.size.block(access.page));
         self.fr[frame as usize] = FabFrame { page: access.page, slot: s, dirty: access.kind.is_write() };
         if created {
             self.blk[s as usize].count = 0;

@@ -10,11 +10,14 @@
 //!
 //! Choices: the correlated reference period is 0 (every reference counts, as in the ARC paper's
 //! comparison); retained history is bounded to `history × capacity` pages, dropped oldest first.
-//! Cost: O(log n) per access (an indexed heap over frames), O(1) expected for the history map.
+//! Cost: O(log n) per access (an indexed heap over frames; keys are unique, as every key holds
+//! the time of a different reference, so any correct heap evicts the same page), O(1) for the
+//! retained history: a page directory (an array index for page numbers below 2^26, prefetched a
+//! few requests ahead like the simulator's page table; a hash above) and an index-linked FIFO.
 
-use std::collections::{HashMap, VecDeque};
-
+use crate::blocks::{BlockTable, DENSE_PAGES};
 use crate::heap::IndexedHeap;
+use crate::lists::FrameLists;
 use crate::params::{ParamDoc, PolicyParams, fmt_float, parse_fraction};
 use crate::replacer::{Access, EvictError, Evictions, FrameId, Pins, Replacer};
 
@@ -56,13 +59,18 @@ pub struct Lru2 {
     heap: IndexedHeap<(u64, u64)>,
     page: Vec<u64>,
     dirty: Vec<bool>,
-    /// Retained history of evicted pages: page -> (penultimate, last, stamp).
-    retained: HashMap<u64, (u64, u64, u64)>,
-    order: VecDeque<(u64, u64)>,
+    /// Retained history of evicted pages: page → slot.
+    retained: BlockTable,
+    /// Last reference + 1 of each retained page, by slot (its penultimate is not needed: it
+    /// stops counting once the page comes back).
+    retained_last: Vec<u64>,
+    /// Retention order over slots (front = newest).
+    order: FrameLists,
     retained_max: usize,
-    stamp: u64,
     skipped: Vec<(u32, (u64, u64))>,
 }
+
+const ORDER: u8 = 0;
 
 impl Replacer for Lru2 {
     type Config = Lru2Config;
@@ -73,10 +81,10 @@ impl Replacer for Lru2 {
             heap: IndexedHeap::new(capacity),
             page: vec![0; capacity],
             dirty: vec![false; capacity],
-            retained: HashMap::with_capacity(retained_max + 1),
-            order: VecDeque::with_capacity(retained_max + 1),
+            retained: BlockTable::with_dense_limit(retained_max.max(1), DENSE_PAGES),
+            retained_last: vec![0; retained_max.max(1)],
+            order: FrameLists::new(retained_max.max(1), 1),
             retained_max,
-            stamp: 0,
             skipped: Vec::with_capacity(capacity),
         }
     }
@@ -88,9 +96,18 @@ impl Replacer for Lru2 {
         self.dirty[frame as usize] |= access.kind.is_write();
     }
 
+    #[inline(always)]
+    fn prefetch(&self, page: u64) {
+        self.retained.prefetch(page);
+    }
+
     fn on_insert(&mut self, frame: FrameId, access: &Access) {
-        let penult = match self.retained.remove(&access.page) {
-            Some((_, last, _)) => last,
+        let penult = match self.retained.get(access.page) {
+            Some(s) => {
+                self.order.remove(s);
+                self.retained.release(s);
+                self.retained_last[s as usize]
+            }
             None => 0,
         };
         self.heap.push(frame, (penult, access.time + 1));
@@ -119,24 +136,16 @@ impl Replacer for Lru2 {
         for (f, key) in self.skipped.drain(..) {
             self.heap.push(f, key);
         }
-        let (f, (penult, last)) = victim.ok_or(EvictError::AllPinned)?;
+        let (f, (_, last)) = victim.ok_or(EvictError::AllPinned)?;
         if self.retained_max > 0 {
-            let page = self.page[f as usize];
-            self.stamp += 1;
-            self.retained.insert(page, (penult, last, self.stamp));
-            self.order.push_back((page, self.stamp));
-            while self.retained.len() > self.retained_max {
-                let (old, stamp) = self.order.pop_front().expect("order covers retained");
-                if self.retained.get(&old).is_some_and(|e| e.2 == stamp) {
-                    self.retained.remove(&old);
-                }
+            if self.order.len(ORDER) == self.retained_max {
+                let s = self.order.pop_back(ORDER).expect("retained_max > 0 histories");
+                self.retained.release(s);
             }
-            // Entries of pages that came back are stale in `order`; drop them eagerly when the
-            // queue grows past twice the bound so it never reallocates.
-            if self.order.len() > 2 * self.retained_max {
-                let retained = &self.retained;
-                self.order.retain(|(p, s)| retained.get(p).is_some_and(|e| e.2 == *s));
-            }
+            let (s, created) = self.retained.get_or_insert(self.page[f as usize]);
+            debug_assert!(created, "a resident page has no retained history");
+            self.retained_last[s as usize] = last;
+            self.order.push_front(ORDER, s);
         }
         out.victims.push(f);
         Ok(())
@@ -156,8 +165,15 @@ impl Replacer for Lru2 {
 
     fn check_invariants(&self) -> Result<(), String> {
         self.heap.check()?;
-        if self.retained.len() > self.retained_max {
-            return Err(format!("lru-2: {} retained histories, bound {}", self.retained.len(), self.retained_max));
+        self.order.check()?;
+        self.retained.check()?;
+        let retained = self.retained.live().count();
+        if retained > self.retained_max || retained != self.order.len(ORDER) {
+            return Err(format!(
+                "lru-2: {retained} retained histories in the directory, {} in order, bound {}",
+                self.order.len(ORDER),
+                self.retained_max
+            ));
         }
         Ok(())
     }

@@ -32,15 +32,16 @@
 //!   p2 of B0 is the list's only page, so the table shows `E [p2]` and no insertion; the same for
 //!   p6 of B1. Re-selecting VB first would have chosen {B2, B0} and evicted p8.
 //! * "When the list is empty" is checked after the incoming page has joined it.
-//! * **Ties** in the VB selection: among blocks with equally many pages in the window, the one
-//!   whose window membership changed least recently goes first: every time one of a block's
-//!   pages enters or leaves the window the block becomes the newest of its count bucket (each
-//!   bucket is a FIFO; when one page leaves and another enters, the leaving comes first; the
-//!   incoming page's block, counted with it, is the newest of its bucket). Fig. 6 needs a
-//!   tie-break at `Write [p5]`: B0 (p0 entered the window first) must win over B2 (p8), which
-//!   this rule gives. It follows recency, because pages enter the window in LRU order, and it
-//!   costs O(1) per event; ordering a bucket by the age of each block's oldest page would need a
-//!   sorted structure per bucket.
+//! * **Ties** in the VB selection: among blocks with equally many pages in the window, the least
+//!   recently accessed block goes first — the only tie rule the paper states (for FAB, §II.B:
+//!   "the block which is not accessed for the longest time"). A block is *accessed* when a
+//!   request for one of its pages is served: a hit, or the insertion after a miss (the request
+//!   being served is not yet an access while its victim is chosen, as for FAB); a bypassed page
+//!   never enters the buffer. Its *latest access* is the latest such request, whether or not
+//!   that page is still buffered. When the incoming page counts inside the window (VW = 100%),
+//!   it counts as its block's latest access, so that block is the most recently accessed of all.
+//!   Fig. 6 needs a tie-break at `Write [p5]`: B0 (p0, written first) must win over B2 (p8),
+//!   which this rule gives.
 //! * Victim blocks stay victim blocks until the next selection even when they have no page left
 //!   in the buffer (Fig. 6 needs this at p2 and p6). Only blocks with at least one page in the
 //!   window can be selected; fewer than `|VB|` such blocks give a smaller VB.
@@ -51,12 +52,17 @@
 //!   are its buffered pages inside the window. It is padded when it has *more than*
 //!   `pad · ppb` victim pages (the paper: "larger than a threshold"; "more than 80% of the total
 //!   page number of a block"). With "more than", pad = 1.0 never pads (the paper: "if the
-//!   threshold is 100%, BP-REF is same to REF") and pad = 0 pads every eviction of a buffered page
-//!   ("if the threshold is 0%, BP-REF always performs the block padding"); "at least" would break
-//!   the first. Padding evicts *every* buffered page of the block, in page order, including those
-//!   outside the window (a whole-block write needs them all). No padding when a page of the block
-//!   is pinned (one page is evicted as REF does), when the victim comes from the LRU fallback, or
-//!   when the victim is the incoming page itself (nothing buffered to write with it).
+//!   threshold is 100%, BP-REF is same to REF") and pad = 0 pads every eviction from a block
+//!   holding a dirty page ("if the threshold is 0%, BP-REF always performs the block padding");
+//!   "at least" would break the first. Padding evicts *every* buffered page of the block, in page order, including those
+//!   outside the window (a whole-block write needs them all). Only a block holding at least one
+//!   dirty page (inside the window or not) is padded: padding turns a write-back into a
+//!   whole-block write, and a block with nothing to write back needs no write at all (§IV pads
+//!   "to write a complete block in a log block"; the paper's traces are all writes, so every
+//!   victim block there is dirty). A clean victim block is evicted one page at a time as REF
+//!   does. No padding either when a page of the block is pinned (one page is evicted as REF
+//!   does), when the victim comes from the LRU fallback, or when the victim is the incoming page
+//!   itself (nothing buffered to write with it).
 //! * BP-REF finds the block's buffered pages, when it pads, by asking the host's page table
 //!   ([`Pins::frame_of`]) for each page of the block, and checks every answer against its own
 //!   records (frame in that block at that offset, as many as the block's count). A host without a
@@ -69,19 +75,38 @@
 //!
 //! State: the page LRU list with a window-boundary pointer (the MRU-most page inside the window)
 //! and an in-window bit per frame; per block, its in-window pages in the order they entered the
-//! window (a FIFO, front = newest), its buffered-page count and its count-bucket links; count
-//! buckets over blocks. Pages enter the window only at its MRU end (the page next to the
-//! boundary, or a page at the MRU end of the list when the window is everything, where a hit
-//! page leaves and re-enters at the MRU end of its block's FIFO, its count and bucket place
-//! unchanged) and leave it by a hit, an eviction or a removal, so each FIFO is in LRU order and
-//! its back is the block's LRU-most in-window page, the candidate victim, with no reordering on
-//! hits. Pages outside the window are in no per-block order: a hit on one touches only its
-//! frame record and its LRU-list neighbours. One record per frame (32 bytes) holds its LRU and FIFO links, its stamp, block slot,
-//! page offset and bits; one per block its FIFO ends, bucket links, count and VB bit. Hits,
-//! insertions and evictions are O(1) apart from one table lookup per insertion and O(|VB|) per
-//! eviction; a VB selection is O(ppb + |VB|), a padding O(ppb). Nothing rescans the buffer.
+//! window (a FIFO, front = newest), its buffered-page count, its latest access and its links in
+//! one count list. Pages enter the window only at its MRU end (the page next to the boundary, or
+//! a page at the MRU end of the list when the window is everything, where a hit page leaves and
+//! re-enters at the MRU end of its block's FIFO) and leave it by a hit, an eviction or a
+//! removal, so each FIFO is in LRU order and its back is the block's LRU-most in-window page, the
+//! candidate victim, with no reordering on hits.
+//!
+//! The count lists keep the tie order without sorting. A block outside VB with `c ≥ 1` pages in
+//! the window is in `inner[c]` when every buffered page of it is inside the window, ordered by
+//! latest access, or else in `outer[c]`, unordered. Every `outer` block is more recently accessed
+//! than every `inner` block: it has a page outside the window, more recent than any page inside
+//! (and a page evicted from the window was older than every page then outside it). A block
+//! joins `inner` only when the last of its pages outside the window enters the window — that
+//! page is then the newest inside, so the block is the newest `inner` block — or when it is
+//! accessed while the window is everything; either way at the newest end (the insertion walks
+//! from the front and stops at once; only an external removal can make it walk further). A hit
+//! outside the window just stores the block's latest access: no list depends on it. Victim
+//! blocks are in no list; VB is selected anew only when none of them has a page left in the
+//! window. A selection goes down from the highest count, taking `inner` blocks from the oldest
+//! end, then `outer` blocks: all of them when they fit, else the oldest, found in one pass over
+//! that one list with a heap of |VB| entries.
+//!
+//! One record per frame (32 bytes) holds its LRU and FIFO links, its stamp, block slot, page
+//! offset and bits; one per block (32 bytes) its latest access, FIFO ends, list links, count and
+//! bits. Hits, insertions and evictions are O(1) apart from one table lookup per insertion and
+//! O(|VB|) per eviction; a VB selection is O(ppb + |VB|) plus one pass over the `outer` list it
+//! takes only part of (at most the blocks with that many pages in the window), a padding
+//! O(ppb). Nothing rescans the buffer.
 
-use crate::blocks::{BlockTable, Ends, Linked, PPB_DOC, link_front, parse_ppb, unlink, walk};
+use crate::blocks::{
+    BlockSize, BlockTable, Ends, Linked, PPB_DOC, link_back, link_before, link_front, parse_ppb, unlink, walk,
+};
 use crate::params::{ParamDoc, PolicyParams, fmt_float, parse_fraction, parse_int};
 use crate::replacer::{Access, BlockPad, EvictError, Evictions, FrameId, NIL, Pins, Replacer};
 
@@ -179,16 +204,22 @@ impl Linked<WIN> for Frame {
 const LRU: usize = 0;
 const WIN: usize = 1;
 
-/// Per-block state: its in-window pages in the order they entered the window (front = MRU; the
-/// length is the block's in-window count), its links in its count bucket, its buffered pages.
+/// Per-block state: its latest access, its in-window pages in the order they entered the window
+/// (front = MRU; the length is the block's in-window count), its links in its count list, its
+/// buffered pages.
 #[derive(Clone, Copy, Debug)]
 #[repr(C, align(32))]
 struct Block {
+    /// The block's latest access: the stamp of the latest hit or insertion of one of its pages.
+    stamp: u64,
     win: Ends,
+    /// Links in `inner[c]` or `outer[c]` (`c` = in-window count), when in one.
     bucket: [u32; 2],
-    /// Buffered pages of the block, inside the window or not.
-    count: u32,
+    /// Buffered pages of the block, inside the window or not (at most `ppb` ≤ 4096).
+    count: u16,
     in_vb: bool,
+    /// In `inner[c]` (every buffered page inside the window) rather than `outer[c]`.
+    inner: bool,
 }
 
 impl Linked<0> for Block {
@@ -204,9 +235,10 @@ impl Linked<0> for Block {
 
 // One cache line holds a frame record, or a block record, whole.
 const _: () = assert!(size_of::<Frame>() == 32 && size_of::<Block>() == 32);
+const _: () = assert!(crate::blocks::MAX_PPB <= u16::MAX as u64);
 
 const FREE_FRAME: Frame = Frame { links: [[NIL; 2]; 2], stamp: 0, slot: NIL, off: 0, dirty: false, in_win: false };
-const NEW_BLOCK: Block = Block { win: Ends::EMPTY, bucket: [NIL; 2], count: 0, in_vb: false };
+const NEW_BLOCK: Block = Block { stamp: 0, win: Ends::EMPTY, bucket: [NIL; 2], count: 0, in_vb: false, inner: false };
 
 /// The machinery shared by [`Ref`] and [`BpRef`].
 #[derive(Clone, Debug)]
@@ -216,6 +248,7 @@ pub(crate) struct RefCore {
     w: usize,
     vb_max: usize,
     ppb: u64,
+    size: BlockSize,
     /// BP-REF: pad when a victim block has more than this many victim pages.
     pad_above: Option<u32>,
     /// The page LRU list (front = MRU).
@@ -226,10 +259,18 @@ pub(crate) struct RefCore {
     fr: Vec<Frame>,
     blocks: BlockTable,
     blk: Vec<Block>,
-    /// Block slots by in-window count (bucket `c` = count `c`; count 0 in none); front = newest.
-    bucket: Vec<Ends>,
+    /// `inner[c]`: the blocks outside VB with `c` pages in the window and none outside it, in
+    /// order of latest access (front = newest).
+    inner: Vec<Ends>,
+    /// `outer[c]`: the blocks outside VB with `c` pages in the window and some outside it, in no
+    /// particular order (every one of them is newer than every block of `inner`).
+    outer: Vec<Ends>,
+    /// No list above this count is non-empty (lowered lazily).
     max_count: u32,
     vb: Vec<u32>,
+    /// Scratch for a VB selection that takes part of an `outer` list: the oldest blocks found
+    /// so far, by latest access (capacity |VB|, never grown).
+    oldest: Vec<(u64, u32)>,
 }
 
 impl RefCore {
@@ -248,6 +289,7 @@ impl RefCore {
             w,
             vb_max,
             ppb: ppb as u64,
+            size: BlockSize::new(ppb as u64),
             pad_above: pad.map(|p| (p * ppb as f64).floor() as u32),
             lru: Ends::EMPTY,
             boundary: NIL,
@@ -255,9 +297,11 @@ impl RefCore {
             fr: vec![FREE_FRAME; capacity],
             blocks: BlockTable::new(slots),
             blk: vec![NEW_BLOCK; slots],
-            bucket: vec![Ends::EMPTY; ppb as usize + 1],
+            inner: vec![Ends::EMPTY; ppb as usize + 1],
+            outer: vec![Ends::EMPTY; ppb as usize + 1],
             max_count: 0,
             vb: Vec::with_capacity(vb_max),
+            oldest: Vec::with_capacity(vb_max + 1),
         }
     }
 
@@ -266,38 +310,88 @@ impl RefCore {
         self.lru.len as usize
     }
 
-    /// `f` enters the window at its MRU end: it joins its block's in-window FIFO, and the block
-    /// moves to the front of its new count bucket.
-    #[inline]
+    /// Takes block `s` out of its count list, if it is in one (call before changing its
+    /// in-window count, buffered count or VB membership, then [`Self::relist`]).
+    #[inline(always)]
+    fn unlist(&mut self, s: u32) {
+        let b = self.blk[s as usize];
+        if b.in_vb || b.win.len == 0 {
+            return;
+        }
+        let c = b.win.len as usize;
+        if b.inner {
+            unlink::<0, _>(&mut self.blk, &mut self.inner[c], s);
+        } else {
+            unlink::<0, _>(&mut self.blk, &mut self.outer[c], s);
+        }
+    }
+
+    /// Puts block `s` (in no count list) into the list its state calls for: none when it is a
+    /// victim block or has no page in the window, else `inner` (in order of latest access) when
+    /// every buffered page of it is inside the window, else `outer`.
+    #[inline(always)]
+    fn relist(&mut self, s: u32) {
+        let b = self.blk[s as usize];
+        if b.in_vb || b.win.len == 0 {
+            return;
+        }
+        let c = b.win.len;
+        self.max_count = self.max_count.max(c);
+        let inner = u32::from(b.count) == c;
+        self.blk[s as usize].inner = inner;
+        if !inner {
+            link_front::<0, _>(&mut self.blk, &mut self.outer[c as usize], s);
+            return;
+        }
+        // A block joining `inner` is nearly always the newest of it (see the header): it goes
+        // to the front; only after an external removal may it belong further back.
+        let head = self.inner[c as usize].head;
+        if head == NIL || self.blk[head as usize].stamp < b.stamp {
+            link_front::<0, _>(&mut self.blk, &mut self.inner[c as usize], s);
+        } else {
+            self.insert_inner(s, c, b.stamp);
+        }
+    }
+
+    /// Inserts block `s` into `inner[c]` by its latest access `stamp`, walking from the front.
+    #[cold]
+    #[inline(never)]
+    fn insert_inner(&mut self, s: u32, c: u32, stamp: u64) {
+        let list = &mut self.inner[c as usize];
+        let mut a = list.head;
+        while a != NIL && self.blk[a as usize].stamp > stamp {
+            a = self.blk[a as usize].bucket[1];
+        }
+        if a == NIL {
+            link_back::<0, _>(&mut self.blk, list, s);
+        } else {
+            link_before::<0, _>(&mut self.blk, list, a, s);
+        }
+    }
+
+    /// `f` enters the window at its MRU end: it joins its block's in-window FIFO.
+    #[inline(always)]
     fn enter(&mut self, f: FrameId) {
         let s = self.fr[f as usize].slot;
         self.fr[f as usize].in_win = true;
+        self.unlist(s);
         link_front::<WIN, _>(&mut self.fr, &mut self.blk[s as usize].win, f);
-        let c = self.blk[s as usize].win.len;
-        if c > 1 {
-            unlink::<0, _>(&mut self.blk, &mut self.bucket[c as usize - 1], s);
-        }
-        link_front::<0, _>(&mut self.blk, &mut self.bucket[c as usize], s);
-        self.max_count = self.max_count.max(c);
+        self.relist(s);
     }
 
-    /// `f` leaves the window: out of its block's in-window FIFO, the block to the front of its
-    /// new count bucket (none at count 0).
-    #[inline]
+    /// `f` leaves the window: out of its block's in-window FIFO.
+    #[inline(always)]
     fn leave(&mut self, f: FrameId) {
         let s = self.fr[f as usize].slot;
         self.fr[f as usize].in_win = false;
+        self.unlist(s);
         unlink::<WIN, _>(&mut self.fr, &mut self.blk[s as usize].win, f);
-        let c = self.blk[s as usize].win.len;
-        unlink::<0, _>(&mut self.blk, &mut self.bucket[c as usize + 1], s);
-        if c > 0 {
-            link_front::<0, _>(&mut self.blk, &mut self.bucket[c as usize], s);
-        }
+        self.relist(s);
     }
 
     /// Takes `f` out of the window (before it is unlinked from the LRU list); the page just
     /// outside the window, if any, enters it.
-    #[inline]
+    #[inline(always)]
     fn leave_window(&mut self, f: FrameId) {
         if !self.fr[f as usize].in_win {
             return;
@@ -319,17 +413,24 @@ impl RefCore {
         let fr = &mut self.fr[frame as usize];
         fr.dirty |= access.kind.is_write();
         fr.stamp = self.clock;
-        if fr.in_win {
+        let (s, in_win) = (fr.slot, fr.in_win);
+        // A page outside the window belongs to an `outer` block (or a victim block): no list
+        // order depends on its latest access.
+        self.blk[s as usize].stamp = self.clock;
+        if in_win {
             if self.len() > self.w {
                 self.leave_window(frame);
             } else {
                 // Every page is in the window and stays there, now at its MRU end: to the
-                // front of its block's FIFO (its count and bucket place do not change).
-                let s = self.fr[frame as usize].slot as usize;
-                if self.blk[s].win.head != frame {
-                    unlink::<WIN, _>(&mut self.fr, &mut self.blk[s].win, frame);
-                    link_front::<WIN, _>(&mut self.fr, &mut self.blk[s].win, frame);
+                // front of its block's FIFO, and the block, now the newest, to the front of its
+                // `inner` list.
+                self.unlist(s);
+                let b = &mut self.blk[s as usize];
+                if b.win.head != frame {
+                    unlink::<WIN, _>(&mut self.fr, &mut b.win, frame);
+                    link_front::<WIN, _>(&mut self.fr, &mut b.win, frame);
                 }
+                self.relist(s);
                 self.boundary = frame;
             }
         }
@@ -341,18 +442,23 @@ impl RefCore {
 
     #[inline]
     pub(crate) fn on_insert(&mut self, frame: FrameId, access: &Access) {
-        let s = self.slot(access.page / self.ppb);
-        let off = access.page % self.ppb;
+        let s = self.slot(self.size.block(access.page));
+        let off = self.size.offset(access.page);
         self.clock += 1;
         self.fr[frame as usize] =
             Frame { stamp: self.clock, slot: s, off: off as u16, dirty: access.kind.is_write(), ..FREE_FRAME };
-        self.blk[s as usize].count += 1;
         link_front::<LRU, _>(&mut self.fr, &mut self.lru, frame);
+        self.unlist(s);
+        let b = &mut self.blk[s as usize];
+        b.count += 1;
+        b.stamp = self.clock;
         // At the MRU end, `frame` is in the window iff the window covers everything.
         if self.len() <= self.w {
             self.boundary = frame;
-            self.enter(frame);
+            self.fr[frame as usize].in_win = true;
+            link_front::<WIN, _>(&mut self.fr, &mut self.blk[s as usize].win, frame);
         }
+        self.relist(s);
     }
 
     #[inline]
@@ -365,15 +471,18 @@ impl RefCore {
     }
 
     /// Removes a buffered frame from every structure.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn drop_frame(&mut self, frame: FrameId) {
+        let s = self.fr[frame as usize].slot;
+        // The page stops counting first, so that the block lands in the right list as the page
+        // leaves the window (or, for a page outside it, right away).
+        self.unlist(s);
+        self.blk[s as usize].count -= 1;
+        self.relist(s);
         self.leave_window(frame);
         unlink::<LRU, _>(&mut self.fr, &mut self.lru, frame);
-        // Its frame-table entry (BP-REF) stays: with the slot gone it is no longer current.
-        let s = self.fr[frame as usize].slot;
         self.fr[frame as usize].slot = NIL;
-        let b = &mut self.blk[s as usize];
-        b.count -= 1;
+        let b = &self.blk[s as usize];
         if b.count == 0 && !b.in_vb {
             self.blocks.release(s);
         }
@@ -405,14 +514,26 @@ impl RefCore {
         self.vb.iter().any(|&s| self.blocks.key(s) == block)
     }
 
-    /// Selects VB anew: the `|VB|` blocks with the most pages in the window. `incoming` is the
-    /// block of the incoming page when that page counts as inside the window.
+    /// Makes block `s` a victim block (out of its count list).
+    fn take(&mut self, s: u32) {
+        self.unlist(s);
+        self.blk[s as usize].in_vb = true;
+        self.vb.push(s);
+    }
+
+    /// Selects VB anew: the `|VB|` blocks with the most pages in the window, ties to the least
+    /// recently accessed. `incoming` is the block of the incoming page when that page counts as
+    /// inside the window (its block is then the most recently accessed of all).
     pub(crate) fn select_vb(&mut self, incoming: Option<u64>) {
         for i in 0..self.vb.len() {
             let s = self.vb[i];
             self.blk[s as usize].in_vb = false;
             if self.blk[s as usize].count == 0 {
                 self.blocks.release(s);
+            } else {
+                // (A victim block has no page left in the window when VB is selected anew,
+                // so this lists nothing; kept for any other caller.)
+                self.relist(s);
             }
         }
         self.vb.clear();
@@ -423,23 +544,59 @@ impl RefCore {
                 None => (NIL, 1),
             },
         };
-        while self.max_count > 0 && self.bucket[self.max_count as usize].len == 0 {
+        while self.max_count > 0
+            && self.inner[self.max_count as usize].len == 0
+            && self.outer[self.max_count as usize].len == 0
+        {
             self.max_count -= 1;
         }
         let mut c = self.max_count.max(inc_count);
         while c >= 1 && self.vb.len() < self.vb_max {
-            let mut s = self.bucket[c as usize].tail;
+            // Blocks wholly inside the window first, oldest first ...
+            let mut s = self.inner[c as usize].tail;
             while s != NIL && self.vb.len() < self.vb_max {
+                let next = self.blk[s as usize].bucket[0];
                 if s != inc_slot {
-                    self.blk[s as usize].in_vb = true;
-                    self.vb.push(s);
+                    self.take(s);
                 }
-                s = self.blk[s as usize].bucket[0];
+                s = next;
+            }
+            // ... then those with pages outside it (all newer): all of them if they fit, else
+            // the oldest, found by one pass over the list.
+            let outer = self.outer[c as usize];
+            let room = self.vb_max - self.vb.len();
+            let inc_here = u32::from(inc_slot != NIL && !self.blk[inc_slot as usize].inner && inc_count == c + 1);
+            if room > 0 && (outer.len - inc_here) as usize <= room {
+                let mut s = outer.head;
+                while s != NIL {
+                    let next = self.blk[s as usize].bucket[1];
+                    if s != inc_slot {
+                        self.take(s);
+                    }
+                    s = next;
+                }
+            } else if room > 0 {
+                // The `room` oldest, kept sorted (newest last) as the list goes by.
+                self.oldest.clear();
+                let mut s = outer.head;
+                while s != NIL {
+                    let stamp = self.blk[s as usize].stamp;
+                    if s != inc_slot && (self.oldest.len() < room || stamp < self.oldest[room - 1].0) {
+                        if self.oldest.len() == room {
+                            self.oldest.pop();
+                        }
+                        let at = self.oldest.partition_point(|&(t, _)| t < stamp);
+                        self.oldest.insert(at, (stamp, s));
+                    }
+                    s = self.blk[s as usize].bucket[1];
+                }
+                for i in 0..self.oldest.len() {
+                    self.take(self.oldest[i].1);
+                }
             }
             if inc_count == c && self.vb.len() < self.vb_max {
                 let s = if inc_slot == NIL { self.slot(incoming.expect("counted")) } else { inc_slot };
-                self.blk[s as usize].in_vb = true;
-                self.vb.push(s);
+                self.take(s);
             }
             c -= 1;
         }
@@ -454,7 +611,7 @@ impl RefCore {
         if self.len() == 0 {
             return Err(EvictError::Empty);
         }
-        let inc_block = incoming.page / self.ppb;
+        let inc_block = self.size.block(incoming.page);
         // The incoming page takes the MRU position: inside the window only if it is everything.
         let inc_in_window = self.w >= self.cap;
         for attempt in 0..2 {
@@ -494,7 +651,7 @@ impl RefCore {
             // every answer must be a frame of this block at that offset, and all of them found.
             let start = out.victims.len();
             let first = self.blocks.key(s) * self.ppb;
-            let mut complete = true;
+            let (mut complete, mut dirty) = (true, false);
             for o in 0..self.ppb {
                 if let Some(g) = pins.frame_of(first + o) {
                     let fr = self.fr.get(g as usize);
@@ -502,11 +659,13 @@ impl RefCore {
                         complete = false;
                         break;
                     }
+                    dirty |= self.fr[g as usize].dirty;
                     out.victims.push(g);
                 }
             }
             let found = out.victims.len() - start;
             if complete
+                && dirty
                 && found == self.blk[s as usize].count as usize
                 && out.victims[start..].iter().all(|&g| !pins.is_pinned(g))
             {
@@ -542,6 +701,7 @@ impl RefCore {
         let mut expect_boundary = NIL;
         // Per slot: buffered pages and in-window pages found along the LRU list.
         let (mut pages, mut inside) = (vec![0u32; self.blk.len()], vec![0u32; self.blk.len()]);
+        let mut newest = vec![0u64; self.blk.len()];
         let mut last_stamp = u64::MAX;
         for (i, &f) in order.iter().enumerate() {
             let fr = self.fr[f as usize];
@@ -554,6 +714,7 @@ impl RefCore {
             }
             let s = fr.slot as usize;
             pages[s] += 1;
+            newest[s] = newest[s].max(fr.stamp);
             let from_lru = len - 1 - i;
             if fr.in_win != (from_lru < want) {
                 return Err(format!("ref: frame {f} at LRU position {from_lru}: in-window flag wrong"));
@@ -572,10 +733,21 @@ impl RefCore {
         if buffered != len {
             return Err(format!("ref: {buffered} frames hold a slot, {len} in the LRU list"));
         }
-        let mut in_buckets = vec![NIL; self.blk.len()];
-        for (c, ends) in self.bucket.iter().enumerate() {
-            for s in walk::<0, _>(&self.blk, ends)? {
-                in_buckets[s as usize] = c as u32;
+        // Per slot: the count list holding it, as (in-window count, inner?).
+        let mut listed = vec![None; self.blk.len()];
+        for (inner, lists) in [(true, &self.inner), (false, &self.outer)] {
+            for (c, ends) in lists.iter().enumerate() {
+                let mut last_stamp = u64::MAX;
+                for s in walk::<0, _>(&self.blk, ends)? {
+                    if listed[s as usize].replace((c as u32, inner)).is_some() {
+                        return Err(format!("ref: slot {s} is in two count lists"));
+                    }
+                    let stamp = self.blk[s as usize].stamp;
+                    if inner && stamp >= last_stamp {
+                        return Err(format!("ref: inner list {c} not in order of latest access"));
+                    }
+                    last_stamp = stamp;
+                }
             }
         }
         for (block, s) in self.blocks.live() {
@@ -598,15 +770,21 @@ impl RefCore {
             if fifo.len() != n as usize {
                 return Err(format!("ref: block {block} has {n} pages in the window, {} in its FIFO", fifo.len()));
             }
-            if pages[s as usize] != b.count {
+            if pages[s as usize] != u32::from(b.count) {
                 return Err(format!("ref: block {block} counts {} pages, {} buffered", b.count, pages[s as usize]));
             }
-            let bucket = in_buckets[s as usize];
-            if (n == 0 && bucket != NIL) || (n > 0 && bucket != n) {
-                return Err(format!("ref: block {block} with {n} in-window pages sits in bucket {bucket}"));
+            let want = (n > 0 && !b.in_vb).then_some((n, u32::from(b.count) == n));
+            if listed[s as usize] != want {
+                return Err(format!(
+                    "ref: block {block} with {n} of {} pages in the window is in list {:?}, not {want:?} (VB: {})",
+                    b.count, listed[s as usize], b.in_vb
+                ));
             }
-            if n > self.max_count {
-                return Err(format!("ref: block {block} count {n} above max_count {}", self.max_count));
+            if b.stamp < newest[s as usize] {
+                return Err(format!("ref: block {block}'s latest access {} is older than one of its pages'", b.stamp));
+            }
+            if want.is_some() && n > self.max_count {
+                return Err(format!("ref: listed block {block} count {n} above max_count {}", self.max_count));
             }
             if b.count == 0 && !b.in_vb {
                 return Err(format!("ref: live block {block} has no page and is not a victim block"));
@@ -735,7 +913,7 @@ mod tests {
         for p in [0, 8, 1, 9] {
             h.write(p);
         }
-        h.write(20); // window {p0, p8}: tie between B0 and B2; B0 entered first: evict p0
+        h.write(20); // window {p0, p8}: tie between B0 (p1 at 2) and B2 (p9 at 3): evict p0
         assert_eq!(h.policy.victim_blocks(), vec![0]);
         // p1 (B0) entered the window when p0 left: it is now a victim page.
         h.write(24);
@@ -750,8 +928,32 @@ mod tests {
             h.write(p);
         }
         h.write(0); // hit
-        h.write(30); // window {p8, p1}: tie, p8's B2 entered its count first: evict p8
+        h.write(30); // window {p8, p1}: tie, B2 (p9 at 3) accessed before B0 (p0 at 4): evict p8
         assert_eq!(h.evicted_pages(), vec![8]);
+    }
+
+    /// Ties between equally full blocks go to the least recently accessed block (the rule the
+    /// paper states for FAB), not to the block whose window membership changed first.
+    #[test]
+    fn ties_go_to_the_least_recently_accessed_block() {
+        // 4 frames, window 2, |VB| = 1. LRU order p0 p4 | p5 p1: the window holds one page each
+        // of B0 and B1. p0 entered the window before p4, but B0 was accessed last (p1, after
+        // p5): B1 is the victim block.
+        let mut h = Harness::<Ref>::new(4, cfg(0.5, 1, 4));
+        for p in [0, 4, 5, 1] {
+            h.write(p);
+        }
+        h.write(20);
+        assert_eq!(h.policy.victim_blocks(), vec![1]);
+        assert_eq!(h.evicted_pages(), vec![4]);
+        // VW = 100%, 2 frames: p0 and p4, then a hit on p0. The incoming p8 ties with both at
+        // one page; B2 (the incoming page's) is the newest, B0 was hit after p4: evict p4.
+        let mut h = Harness::<Ref>::new(2, cfg(1.0, 1, 4));
+        for p in [0, 4, 0, 8] {
+            h.write(p);
+        }
+        assert_eq!(h.evicted_pages(), vec![4]);
+        assert_eq!(h.resident(), vec![0, 8]);
     }
 
     #[test]

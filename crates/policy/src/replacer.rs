@@ -91,8 +91,9 @@ pub struct Evictions {
     /// block that is not buffered performs a *padding read* and a *padding write*. Every buffered
     /// page of the block must then be among `victims`.
     pub pad: Option<BlockPad>,
-    /// When set, the incoming page is not buffered: a write goes straight to the device, a read
-    /// is served from the device, and `on_insert` is not called for it. `victims` may then be
+    /// When set, the incoming page is not buffered: a write goes straight to the device (after
+    /// the fetch a write miss makes in a database buffer), a read is served from the device, and
+    /// `on_insert` is not called for it. `victims` may then be
     /// empty. (REF with a 100% victim window does this when the incoming page is the only page
     /// of a victim block: the REF paper's Fig. 6 writes it through.)
     pub bypass: bool,
@@ -148,6 +149,15 @@ pub trait Replacer: Send + 'static {
 
     /// `access.page` was just placed in the free frame `frame` after a miss.
     fn on_insert(&mut self, frame: FrameId, access: &Access);
+
+    /// A request for `page` is coming soon (the simulator says so some requests ahead, as it
+    /// prefetches its own page-table slot): a policy that looks pages up in a directory of its
+    /// own (ghost entries) may bring that entry into cache. Changes nothing; by default does
+    /// nothing.
+    #[inline(always)]
+    fn prefetch(&self, page: u64) {
+        let _ = page;
+    }
 
     /// The buffer needs a free frame to bring in `incoming`: choose one or more victims and
     /// push them onto `out.victims` (which the caller has cleared), skipping pinned frames.

@@ -12,9 +12,12 @@
 //!
 //! Choices: with pinned frames, the candidate is the LRU-most unpinned page of the queue the
 //! rule selects, falling back to the other queue. Kin and Kout are rounded to whole pages.
+//!
+//! State: A1in and Am are index-linked lists over frames; A1out is an index-linked FIFO over
+//! ghost slots, found by page number through a page directory (an array index for page numbers
+//! below 2^26, prefetched a few requests ahead like the simulator's page table; a hash above).
 
-use std::collections::{HashMap, VecDeque};
-
+use crate::blocks::{BlockTable, DENSE_PAGES};
 use crate::lists::FrameLists;
 use crate::params::{ParamDoc, PolicyParams, fmt_float, parse_fraction};
 use crate::replacer::{Access, EvictError, Evictions, FrameId, Pins, Replacer};
@@ -64,31 +67,39 @@ pub struct TwoQ {
     dirty: Vec<bool>,
     kin: usize,
     kout: usize,
-    /// A1out: ghost page numbers with the stamp of their entry, oldest at the front.
-    a1out: VecDeque<(u64, u64)>,
-    a1out_set: HashMap<u64, u64>,
-    stamp: u64,
+    /// A1out: ghost page → ghost slot.
+    ghosts: BlockTable,
+    /// A1out's order over ghost slots (front = newest).
+    a1out: FrameLists,
     /// Set by `victims` when the incoming page was found (and removed) in A1out.
     incoming_was_ghost: Option<u64>,
 }
+
+const A1OUT: u8 = 0;
 
 impl TwoQ {
     fn remember(&mut self, page: u64) {
         if self.kout == 0 {
             return;
         }
-        self.stamp += 1;
-        self.a1out_set.insert(page, self.stamp);
-        self.a1out.push_back((page, self.stamp));
-        while self.a1out_set.len() > self.kout {
-            let (p, s) = self.a1out.pop_front().expect("queue covers set");
-            if self.a1out_set.get(&p) == Some(&s) {
-                self.a1out_set.remove(&p);
-            }
+        if self.a1out.len(A1OUT) == self.kout {
+            let s = self.a1out.pop_back(A1OUT).expect("kout > 0 ghosts");
+            self.ghosts.release(s);
         }
-        if self.a1out.len() > 2 * self.kout + 1 {
-            let set = &self.a1out_set;
-            self.a1out.retain(|(p, s)| set.get(p) == Some(s));
+        let (s, created) = self.ghosts.get_or_insert(page);
+        debug_assert!(created, "page {page} was resident, not a ghost");
+        self.a1out.push_front(A1OUT, s);
+    }
+
+    /// Takes `page` out of A1out; `true` if it was there.
+    fn forget(&mut self, page: u64) -> bool {
+        match self.ghosts.get(page) {
+            Some(s) => {
+                self.a1out.remove(s);
+                self.ghosts.release(s);
+                true
+            }
+            None => false,
         }
     }
 
@@ -109,9 +120,8 @@ impl Replacer for TwoQ {
             dirty: vec![false; capacity],
             kin,
             kout,
-            a1out: VecDeque::with_capacity(2 * kout + 2),
-            a1out_set: HashMap::with_capacity(kout + 1),
-            stamp: 0,
+            ghosts: BlockTable::with_dense_limit(kout.max(1), DENSE_PAGES),
+            a1out: FrameLists::new(kout.max(1), 1),
             incoming_was_ghost: None,
         }
     }
@@ -124,9 +134,13 @@ impl Replacer for TwoQ {
         }
     }
 
+    #[inline(always)]
+    fn prefetch(&self, page: u64) {
+        self.ghosts.prefetch(page);
+    }
+
     fn on_insert(&mut self, frame: FrameId, access: &Access) {
-        let was_ghost =
-            self.incoming_was_ghost.take() == Some(access.page) || self.a1out_set.remove(&access.page).is_some();
+        let was_ghost = self.incoming_was_ghost.take() == Some(access.page) || self.forget(access.page);
         self.lists.push_front(if was_ghost { AM } else { A1IN }, frame);
         self.page[frame as usize] = access.page;
         self.dirty[frame as usize] = access.kind.is_write();
@@ -141,7 +155,7 @@ impl Replacer for TwoQ {
         if self.len() == 0 {
             return Err(EvictError::Empty);
         }
-        if self.a1out_set.remove(&incoming.page).is_some() {
+        if self.forget(incoming.page) {
             self.incoming_was_ghost = Some(incoming.page);
         }
         let (first, second) = if self.lists.len(A1IN) > self.kin { (A1IN, AM) } else { (AM, A1IN) };
@@ -171,8 +185,15 @@ impl Replacer for TwoQ {
 
     fn check_invariants(&self) -> Result<(), String> {
         self.lists.check()?;
-        if self.a1out_set.len() > self.kout {
-            return Err(format!("2q: A1out holds {} pages, bound {}", self.a1out_set.len(), self.kout));
+        self.a1out.check()?;
+        self.ghosts.check()?;
+        let ghosts = self.ghosts.live().count();
+        if ghosts > self.kout || ghosts != self.a1out.len(A1OUT) {
+            return Err(format!(
+                "2q: A1out holds {ghosts} pages in the directory, {} in its FIFO, bound {}",
+                self.a1out.len(A1OUT),
+                self.kout
+            ));
         }
         Ok(())
     }

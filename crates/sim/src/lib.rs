@@ -10,18 +10,24 @@
 //!   one decoding of their trace ([`group`]), each fed batch by batch ([`step`]).
 //! * [`sweep`] — parameter sweeps: TOML configurations, the cross product of traces, policies,
 //!   buffer sizes and devices, run in parallel with results streamed to CSV and JSON Lines.
+//! * [`plan`] — the runs of `flashbuf run`: traces × devices × policies × buffer sizes, with its
+//!   checks; [`custom`] — runs of a policy outside the registry (a policy written in Python);
+//!   [`wire`] — runs and rows as JSON, to execute runs elsewhere (the Ray backend).
 //! * [`PageTable`] — page number → frame, direct-mapped for dense page ranges.
 
 #![warn(missing_docs)]
 
 mod buffer;
+pub mod custom;
 pub mod group;
 mod job;
 mod page_table;
+pub mod plan;
 pub mod prepare;
 mod run;
 pub mod step;
 pub mod sweep;
+pub mod wire;
 
 pub use buffer::{Buffer, Counters, SimError, WriteMiss};
 pub use group::{GroupEvent, execute_group, execute_group_with};

@@ -15,6 +15,7 @@
 
 use std::hash::BuildHasherDefault;
 
+use flashbuf_flash::nand::huge_vec;
 use flashbuf_policy::{FrameId, NIL};
 use hashbrown::HashMap;
 use rustc_hash::FxHasher;
@@ -49,7 +50,7 @@ impl PageTable {
     /// Like [`new`](Self::new) with another direct-mapping limit (tests).
     pub fn with_limit(frames: usize, pages: u64, limit: u64) -> Self {
         PageTable {
-            dense: vec![NIL; pages.min(limit) as usize],
+            dense: huge_vec(pages.min(limit) as usize, NIL),
             limit,
             sparse: HashMap::default(),
             frame_page: vec![EMPTY; frames],
@@ -141,7 +142,9 @@ impl PageTable {
     #[cold]
     fn grow(&mut self, page: u64) {
         let want = (page + 1).max(2 * self.dense.len() as u64).clamp(1024.min(self.limit), self.limit);
-        self.dense.resize(want as usize, NIL);
+        let mut dense = huge_vec(want as usize, NIL);
+        dense[..self.dense.len()].copy_from_slice(&self.dense);
+        self.dense = dense;
     }
 }
 

@@ -8,7 +8,7 @@ use flashbuf_policy::{NEVER, PolicyConfig};
 use flashbuf_trace::{Request, TraceError, TraceSource};
 use hashbrown::HashMap;
 use rustc_hash::FxHasher;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::buffer::{Counters, SimError, WriteMiss};
 use crate::job::RunSpec;
@@ -155,7 +155,7 @@ pub(crate) fn next_uses_by(n: usize, page: impl Fn(usize) -> u64) -> Vec<u64> {
 }
 
 /// One result row: everything a run measured, flat, for tables, CSV and JSON.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ResultRow {
     /// Trace label (file name or generator spec).
     pub trace: String,

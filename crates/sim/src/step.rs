@@ -51,6 +51,16 @@ pub fn stepper<D: Device + Send + 'static>(
     policy.build(options.frames, Make { device, options })
 }
 
+/// Builds the stepper of a policy given as a value: a policy outside the registry (a policy
+/// written in Python, through the binding), run exactly as [`stepper`] runs a registered one.
+pub fn stepper_of<R: Replacer, D: Device + Send + 'static>(
+    policy: R,
+    device: D,
+    options: &RunOptions,
+) -> Result<Box<dyn Stepper>, SimError> {
+    Ok(Box::new(Run::new(policy, device, options)?))
+}
+
 struct Make<'a, D> {
     device: D,
     options: &'a RunOptions,

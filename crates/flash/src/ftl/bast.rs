@@ -211,10 +211,10 @@ impl BastFtl {
         let k = self.flash.nand.next_free(log);
         let w = self.flash.nand.next_free(d);
         if in_order {
-            // Switch or partial: the log becomes the data block after receiving pages k..w−1.
-            for j in k..w {
-                self.transfer_from_data(d, j, log, lbn)?;
-            }
+            // Switch or partial: the log becomes the data block after receiving pages k..w−1
+            // (copies, or padding where the data block holds initial contents).
+            let copies = self.flash.nand.copy_range(d, k, log, w.saturating_sub(k))?;
+            self.flash.counters.page_copies += u64::from(copies);
             if k >= w {
                 self.flash.counters.merges_switch += 1;
             } else {
@@ -224,14 +224,20 @@ impl BastFtl {
             self.flash.release(d)?;
         } else {
             let fresh = self.flash.alloc()?;
-            for j in 0..w {
-                let p = self.pos[(s * self.ppb + j) as usize];
+            // The newest copy of every page: from the log where it holds one, else from the data
+            // block (padding where that holds initial contents).
+            let pos = &self.pos[(s * self.ppb) as usize..(s * self.ppb + w) as usize];
+            let (mut copies, mut run) = (0, 0);
+            for (j, &p) in pos.iter().enumerate() {
                 if p != NONE {
-                    self.flash.copy(log, p, fresh)?;
-                } else {
-                    self.transfer_from_data(d, j, fresh, lbn)?;
+                    // The data block's pages run..j, then the log's copy of page j.
+                    copies += self.flash.nand.copy_range(d, run, fresh, j as u32 - run)?;
+                    copies += self.flash.nand.copy_range(log, p, fresh, 1)?;
+                    run = j as u32 + 1;
                 }
             }
+            copies += self.flash.nand.copy_range(d, run, fresh, w - run)?;
+            self.flash.counters.page_copies += u64::from(copies);
             self.flash.counters.merges_full += 1;
             self.data[lbn as usize] = fresh;
             self.flash.release(log)?;
@@ -244,16 +250,7 @@ impl BastFtl {
         Ok(())
     }
 
-    /// Moves page `j` of data block `d` to the next free page of `dst`: a copy, or padding if
-    /// `d` holds only initial contents there.
-    fn transfer_from_data(&mut self, d: u32, j: u32, dst: u32, lbn: u32) -> Result<(), DeviceError> {
-        if self.flash.nand.peek(d, j).is_some_and(|t| t.version == 0) {
-            let next = self.flash.nand.next_free(dst);
-            self.flash.pad_to(dst, next + 1, lbn)
-        } else {
-            self.flash.copy(d, j, dst).map(|_| ())
-        }
-    }
+    ftl_versions!();
 
     /// Reads a page exactly as [`Device::read`] does (same costs, counts and verification) and
     /// returns what the chip held: the logical page and version found (version 0 = initial

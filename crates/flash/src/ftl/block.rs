@@ -97,19 +97,17 @@ impl BlockFtl {
             return self.flash.nand.program(d, o, tag);
         }
         let fresh = self.flash.alloc()?;
-        for j in 0..next {
-            if j == o {
-                self.flash.nand.program(fresh, j, tag)?;
-            } else if self.flash.nand.peek(d, j).is_some_and(|t| t.version == 0) {
-                self.flash.pad_to(fresh, j + 1, lbn)?;
-            } else {
-                self.flash.copy(d, j, fresh)?;
-            }
-        }
+        // Copy on update: the other pages copied (padding where `d` holds initial contents).
+        let mut copies = self.flash.nand.copy_range(d, 0, fresh, o)?;
+        self.flash.nand.program(fresh, o, tag)?;
+        copies += self.flash.nand.copy_range(d, o + 1, fresh, next - o - 1)?;
+        self.flash.counters.page_copies += u64::from(copies);
         self.data[lbn as usize] = fresh;
         self.flash.release(d)?;
         Ok(())
     }
+
+    ftl_versions!();
 
     /// Reads a page exactly as [`Device::read`] does (same costs, counts and verification) and
     /// returns what the chip held: the logical page and version found (version 0 = initial

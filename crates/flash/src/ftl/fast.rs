@@ -233,14 +233,13 @@ impl FastFtl {
         let fresh = self.flash.alloc()?;
         let sw_here = self.sw != NONE && self.sw_lbn == lbn;
         let sw_pages = if sw_here { self.flash.nand.next_free(self.sw) } else { 0 };
-        let end = self.flash.nand.next_free(d).max(sw_pages);
-        for j in 0..end {
-            if j < sw_pages {
-                self.flash.copy(self.sw, j, fresh)?;
-            } else {
-                self.transfer(lbn, j, d, fresh)?;
-            }
+        let d_pages = self.flash.nand.next_free(d);
+        let end = d_pages.max(sw_pages);
+        if sw_pages > 0 {
+            let copies = self.flash.nand.copy_range(self.sw, 0, fresh, sw_pages)?;
+            self.flash.counters.page_copies += u64::from(copies);
         }
+        self.gather(lbn, sw_pages..end, d, d_pages, fresh)?;
         self.flash.counters.merges_full += 1;
         self.data[lbn as usize] = fresh;
         self.flash.release(d)?;
@@ -258,9 +257,7 @@ impl FastFtl {
         let d = self.data[lbn as usize];
         let k = self.flash.nand.next_free(sw);
         let w = self.flash.nand.next_free(d);
-        for j in k..w {
-            self.transfer(lbn, j, d, sw)?;
-        }
+        self.gather(lbn, k..w, d, w, sw)?;
         if k >= w {
             self.flash.counters.merges_switch += 1;
         } else {
@@ -273,21 +270,40 @@ impl FastFtl {
         Ok(())
     }
 
-    /// Writes the newest version of page `j` of `lbn` outside the SW log (an RW log or data
-    /// block `d`) at the next free page of `dst`: a copy, or padding for initial contents.
-    fn transfer(&mut self, lbn: u32, j: u32, d: u32, dst: u32) -> Result<(), DeviceError> {
-        let lpn = lbn * self.ppb + j;
-        let loc = std::mem::replace(&mut self.rw_loc[lpn as usize], NONE);
-        if loc != NONE {
-            self.flash.copy(loc / self.ppb, loc % self.ppb, dst)?;
-        } else if j < self.flash.nand.next_free(d) && self.flash.nand.peek(d, j).is_some_and(|t| t.version != 0) {
-            self.flash.copy(d, j, dst)?;
-        } else {
-            let next = self.flash.nand.next_free(dst);
-            self.flash.pad_to(dst, next + 1, lbn)?;
+    /// Writes the newest version of pages `js` of `lbn` outside the SW log at the next free pages
+    /// of `dst`, in order: a page's RW log copy (which then stops being current), else its page
+    /// in data block `d` (which holds `d_pages` pages; padding where that holds initial
+    /// contents), else initial contents (padding). Runs of pages from `d` are copied as ranges.
+    fn gather(
+        &mut self,
+        lbn: u32,
+        js: std::ops::Range<u32>,
+        d: u32,
+        d_pages: u32,
+        dst: u32,
+    ) -> Result<(), DeviceError> {
+        let (mut copies, mut run) = (0, js.start);
+        for j in js.clone() {
+            let lpn = lbn * self.ppb + j;
+            let loc = std::mem::replace(&mut self.rw_loc[lpn as usize], NONE);
+            if loc != NONE || j >= d_pages {
+                copies += self.flash.nand.copy_range(d, run, dst, j - run)?;
+                if loc != NONE {
+                    copies += self.flash.nand.copy_range(loc / self.ppb, loc % self.ppb, dst, 1)?;
+                } else {
+                    self.flash.nand.program(dst, self.flash.nand.next_free(dst), PageTag { lpn, version: 0 })?;
+                }
+                run = j + 1;
+            }
         }
+        if run < js.end {
+            copies += self.flash.nand.copy_range(d, run, dst, js.end - run)?;
+        }
+        self.flash.counters.page_copies += u64::from(copies);
         Ok(())
     }
+
+    ftl_versions!();
 
     /// Reads a page exactly as [`Device::read`] does (same costs, counts and verification) and
     /// returns what the chip held: the logical page and version found (version 0 = initial

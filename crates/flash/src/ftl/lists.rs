@@ -7,130 +7,138 @@
 
 use super::NONE;
 
+/// Links and bucket of one item, kept together so that a list operation touches one record per
+/// item.
+#[derive(Debug, Clone, Copy)]
+struct Node {
+    next: u32,
+    prev: u32,
+    bucket: u32,
+}
+
+/// Ends and length of one bucket.
+#[derive(Debug, Clone, Copy)]
+struct Ends {
+    head: u32,
+    tail: u32,
+    len: u32,
+}
+
+const UNLISTED: Node = Node { next: NONE, prev: NONE, bucket: NONE };
+const EMPTY: Ends = Ends { head: NONE, tail: NONE, len: 0 };
+
 /// Intrusive doubly-linked lists of items `0..n`, each item in at most one bucket.
 #[derive(Debug, Clone)]
 pub(crate) struct BucketLists {
-    next: Vec<u32>,
-    prev: Vec<u32>,
-    bucket: Vec<u32>,
-    head: Vec<u32>,
-    tail: Vec<u32>,
-    len: Vec<u32>,
+    node: Vec<Node>,
+    ends: Vec<Ends>,
 }
 
 impl BucketLists {
     pub(crate) fn new(items: u32, buckets: u32) -> Self {
-        let n = items as usize;
-        let k = buckets as usize;
-        BucketLists {
-            next: vec![NONE; n],
-            prev: vec![NONE; n],
-            bucket: vec![NONE; n],
-            head: vec![NONE; k],
-            tail: vec![NONE; k],
-            len: vec![0; k],
-        }
+        BucketLists { node: vec![UNLISTED; items as usize], ends: vec![EMPTY; buckets as usize] }
     }
 
     /// Appends `x` (not listed) at the back of bucket `k`, growing the bucket table if needed.
     #[inline]
     pub(crate) fn push_back(&mut self, x: u32, k: u32) {
-        debug_assert_eq!(self.bucket[x as usize], NONE, "item {x} is already listed");
+        debug_assert_eq!(self.node[x as usize].bucket, NONE, "item {x} is already listed");
         let ku = k as usize;
-        if ku >= self.head.len() {
-            self.head.resize(ku + 1, NONE);
-            self.tail.resize(ku + 1, NONE);
-            self.len.resize(ku + 1, 0);
+        if ku >= self.ends.len() {
+            self.grow(ku);
         }
-        let t = self.tail[ku];
-        self.prev[x as usize] = t;
-        self.next[x as usize] = NONE;
+        let t = self.ends[ku].tail;
+        self.node[x as usize] = Node { next: NONE, prev: t, bucket: k };
         if t == NONE {
-            self.head[ku] = x;
+            self.ends[ku].head = x;
         } else {
-            self.next[t as usize] = x;
+            self.node[t as usize].next = x;
         }
-        self.tail[ku] = x;
-        self.bucket[x as usize] = k;
-        self.len[ku] += 1;
+        self.ends[ku].tail = x;
+        self.ends[ku].len += 1;
+    }
+
+    #[cold]
+    fn grow(&mut self, k: usize) {
+        self.ends.resize(k + 1, EMPTY);
     }
 
     /// Removes `x` from its bucket (no-op if not listed).
     #[inline]
     pub(crate) fn unlink(&mut self, x: u32) {
-        let k = self.bucket[x as usize];
+        let Node { next: n, prev: p, bucket: k } = self.node[x as usize];
         if k == NONE {
             return;
         }
-        let (p, n) = (self.prev[x as usize], self.next[x as usize]);
         if p == NONE {
-            self.head[k as usize] = n;
+            self.ends[k as usize].head = n;
         } else {
-            self.next[p as usize] = n;
+            self.node[p as usize].next = n;
         }
         if n == NONE {
-            self.tail[k as usize] = p;
+            self.ends[k as usize].tail = p;
         } else {
-            self.prev[n as usize] = p;
+            self.node[n as usize].prev = p;
         }
-        self.bucket[x as usize] = NONE;
-        self.len[k as usize] -= 1;
+        self.node[x as usize] = UNLISTED;
+        self.ends[k as usize].len -= 1;
     }
 
     /// First item of bucket `k`, or `NONE`.
     #[inline]
     pub(crate) fn front(&self, k: u32) -> u32 {
-        self.head.get(k as usize).copied().unwrap_or(NONE)
+        self.ends.get(k as usize).map_or(NONE, |e| e.head)
     }
 
     /// Item after `x` in its bucket, or `NONE`.
     #[inline]
     pub(crate) fn next(&self, x: u32) -> u32 {
-        self.next[x as usize]
+        self.node[x as usize].next
     }
 
     /// Number of items in bucket `k`.
     #[inline]
     pub(crate) fn len(&self, k: u32) -> u32 {
-        self.len.get(k as usize).copied().unwrap_or(0)
+        self.ends.get(k as usize).map_or(0, |e| e.len)
     }
 
     /// Bucket of `x`, or `NONE`.
     #[inline]
     pub(crate) fn bucket_of(&self, x: u32) -> u32 {
-        self.bucket[x as usize]
+        self.node[x as usize].bucket
     }
 
     /// Walks every bucket and checks links, lengths and bucket tags.
     pub(crate) fn check(&self) -> Result<(), String> {
         let mut seen = 0usize;
-        for k in 0..self.head.len() {
-            let mut x = self.head[k];
+        for (k, ends) in self.ends.iter().enumerate() {
+            let mut x = ends.head;
             let mut prev = NONE;
             let mut count = 0u32;
             while x != NONE {
-                if self.bucket[x as usize] != k as u32 {
-                    return Err(format!("item {x} found in bucket {k} but tagged {}", self.bucket[x as usize]));
+                let node = self.node[x as usize];
+                if node.bucket != k as u32 {
+                    return Err(format!("item {x} found in bucket {k} but tagged {}", node.bucket));
                 }
-                if self.prev[x as usize] != prev {
+                if node.prev != prev {
                     return Err(format!("item {x} in bucket {k} has a wrong back link"));
                 }
                 prev = x;
-                x = self.next[x as usize];
+                x = node.next;
                 count += 1;
-                if count as usize > self.next.len() {
+                if count as usize > self.node.len() {
                     return Err(format!("bucket {k} has a cycle"));
                 }
             }
-            if self.tail[k] != prev {
+            if ends.tail != prev {
                 return Err(format!("bucket {k} has a wrong tail"));
             }
-            if self.len[k] != count {
-                return Err(format!("bucket {k} counts {} items, holds {count}", self.len[k]));
+            if ends.len != count {
+                return Err(format!("bucket {k} counts {} items, holds {count}", ends.len));
             }
             seen += count as usize;
         }
-        let tagged = self.bucket.iter().filter(|&&k| k != NONE).count();
+        let tagged = self.node.iter().filter(|n| n.bucket != NONE).count();
         if tagged != seen {
             return Err(format!("{tagged} items tagged with a bucket but {seen} reachable"));
         }

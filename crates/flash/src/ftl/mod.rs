@@ -21,8 +21,9 @@
 //! `flash_programs − host_writes − page_copies`.
 
 /// The [`Device`](crate::Device) methods every FTL shares, for inside its `impl Device`: the
-/// FTL has `label`, `logical_pages: u32`, `flash: Flash` and `versions: Versions` fields and
-/// `read_tag(page)` / `place(tag)` methods; a read or write returns the NAND time it took.
+/// FTL has `label`, `logical_pages: u32` and `flash: Flash` fields and `host_read(page)`,
+/// `bump_version(lpn)` and `place(tag)` methods; a read or write returns the NAND time it took.
+/// The block-level FTLs get `host_read` and `bump_version` from [`ftl_versions!`].
 macro_rules! ftl_device_io {
     () => {
         fn name(&self) -> String {
@@ -36,7 +37,7 @@ macro_rules! ftl_device_io {
         #[inline]
         fn read(&mut self, page: u64) -> Result<Nanos, DeviceError> {
             let t0 = self.flash.nand.clock_ns();
-            self.read_tag(page)?;
+            self.host_read(page)?;
             Ok(self.flash.nand.clock_ns() - t0)
         }
 
@@ -45,13 +46,30 @@ macro_rules! ftl_device_io {
             let lpn = check_page(page, self.logical_pages)?;
             let t0 = self.flash.nand.clock_ns();
             self.flash.counters.host_writes += 1;
-            let version = self.versions.bump(lpn);
+            let version = self.bump_version(lpn);
             self.place(PageTag { lpn, version })?;
             Ok(self.flash.nand.clock_ns() - t0)
         }
 
         fn stats(&self) -> DeviceStats {
             self.flash.stats()
+        }
+    };
+}
+
+/// `host_read` (what [`Device::read`](crate::Device::read) does: `read_tag` without its
+/// result) and `bump_version` (the next version of a logical page, from a `versions: Versions`
+/// field), for inside an FTL's inherent `impl`.
+macro_rules! ftl_versions {
+    () => {
+        #[inline]
+        fn host_read(&mut self, page: u64) -> Result<(), DeviceError> {
+            self.read_tag(page).map(|_| ())
+        }
+
+        #[inline]
+        fn bump_version(&mut self, lpn: u32) -> u32 {
+            self.versions.bump(lpn)
         }
     };
 }
@@ -174,16 +192,6 @@ impl Flash {
         }
     }
 
-    /// Copies a valid page: one read and one program at the destination's next free page.
-    #[inline]
-    pub(crate) fn copy(&mut self, src_block: u32, src_offset: u32, dst_block: u32) -> Result<PageTag, DeviceError> {
-        let tag = self.nand.read(src_block, src_offset)?;
-        let off = self.nand.next_free(dst_block);
-        self.nand.program(dst_block, off, tag)?;
-        self.counters.page_copies += 1;
-        Ok(tag)
-    }
-
     /// Programs initial-contents pages (version 0) into a block-mapped block until its next free
     /// offset is `offset` (see the module docs on padding). `lbn` names the logical block.
     #[inline]
@@ -266,7 +274,13 @@ impl Versions {
     /// page, skipping 0 (initial contents).
     #[inline]
     pub(crate) fn bump(&mut self, lpn: u32) -> u32 {
-        let slot = &mut self.v[lpn as usize];
+        Self::next(&mut self.v[lpn as usize])
+    }
+
+    /// Advances a version kept elsewhere (the page-mapped FTL keeps it beside the mapping), as
+    /// [`bump`](Self::bump) does.
+    #[inline]
+    pub(crate) fn next(slot: &mut u32) -> u32 {
         let mut next = slot.wrapping_add(1);
         if next == 0 {
             next = 1;
@@ -283,7 +297,12 @@ impl Versions {
     /// Checks what a read returned against the last write.
     #[inline]
     pub(crate) fn verify(&self, lpn: u32, tag: PageTag) -> Result<(), DeviceError> {
-        let expected = self.get(lpn);
+        Self::check(lpn, self.get(lpn), tag)
+    }
+
+    /// Checks what a read of `lpn` returned against the version `expected` of its last write.
+    #[inline]
+    pub(crate) fn check(lpn: u32, expected: u32, tag: PageTag) -> Result<(), DeviceError> {
         if tag.lpn != lpn || tag.version != expected {
             return Err(DeviceError::Integrity {
                 page: lpn as u64,

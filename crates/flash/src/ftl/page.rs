@@ -57,7 +57,7 @@ use serde::{Deserialize, Serialize};
 use super::lists::{BucketHeaps, BucketLists};
 use super::{Flash, NONE, Versions, check_page, logical_size};
 use crate::device::{Device, DeviceError, DeviceStats, Nanos};
-use crate::nand::{Nand, NandConfig, PageTag};
+use crate::nand::{Nand, NandConfig, PageTag, huge_vec, prefetch};
 
 /// How the page-mapped FTL chooses the block to clean.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
@@ -309,6 +309,15 @@ impl WearLeveller {
     }
 }
 
+/// Where a logical page lives and which version it has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Mapping {
+    /// Physical page of its current copy, `NONE` if never written.
+    ppn: u32,
+    /// Version of its current copy (0: never written; see [`Versions`]).
+    version: u32,
+}
+
 /// The page-mapped FTL (see the module docs).
 #[derive(Debug, Clone)]
 pub struct PageFtl {
@@ -318,8 +327,12 @@ pub struct PageFtl {
     ppb_shift: u32,
     blocks: u32,
     logical_pages: u32,
-    l2p: Vec<u32>,
-    versions: Versions,
+    /// Logical page → where it is and its version: one record, so that a host write (which
+    /// needs both) touches one cache line.
+    map: Vec<Mapping>,
+    /// Per physical page, whether it holds the current copy of its logical page: cleaning scans
+    /// a victim's bits instead of looking each of its pages up in `map`.
+    live: Vec<u64>,
     valid: Vec<u32>,
     state: Vec<u8>,
     frontier: u32,
@@ -362,8 +375,8 @@ impl PageFtl {
             ppb_shift: if ppb.is_power_of_two() { ppb.trailing_zeros() } else { NONE },
             blocks,
             logical_pages,
-            l2p: vec![NONE; logical_pages as usize],
-            versions: Versions::new(logical_pages),
+            map: huge_vec(logical_pages as usize, Mapping { ppn: NONE, version: 0 }),
+            live: huge_vec((blocks as usize * ppb as usize).div_ceil(64), 0),
             valid: vec![0; blocks as usize],
             state: vec![FREE; blocks as usize],
             frontier: NONE,
@@ -403,18 +416,49 @@ impl PageFtl {
     pub fn read_tag(&mut self, page: u64) -> Result<PageTag, DeviceError> {
         let lpn = check_page(page, self.logical_pages)?;
         self.flash.counters.host_reads += 1;
-        let ppn = self.l2p[lpn as usize];
-        let tag = if ppn == NONE {
+        let m = self.map[lpn as usize];
+        let tag = if m.ppn == NONE {
             self.flash.nand.charge_read();
             PageTag { lpn, version: 0 }
         } else {
-            let b = self.block_of(ppn);
-            self.flash.nand.read(b, ppn - b * self.ppb)?
+            let b = self.block_of(m.ppn);
+            self.flash.nand.read(b, m.ppn - b * self.ppb)?
         };
         if self.verify {
-            self.versions.verify(lpn, tag)?;
+            Versions::check(lpn, m.version, tag)?;
         }
         Ok(tag)
+    }
+
+    /// [`Device::read`]: without verification, the chip's rules are checked and the read
+    /// counted without fetching what the page holds (one cache line less per read).
+    #[inline]
+    fn host_read(&mut self, page: u64) -> Result<(), DeviceError> {
+        if self.verify {
+            return self.read_tag(page).map(|_| ());
+        }
+        let lpn = check_page(page, self.logical_pages)?;
+        self.flash.counters.host_reads += 1;
+        let ppn = self.map[lpn as usize].ppn;
+        if ppn == NONE {
+            self.flash.nand.charge_read();
+            Ok(())
+        } else {
+            let b = self.block_of(ppn);
+            self.flash.nand.read_without_contents(b, ppn - b * self.ppb)
+        }
+    }
+
+    /// The next version of `lpn` (see [`Versions::bump`]).
+    #[inline]
+    fn bump_version(&mut self, lpn: u32) -> u32 {
+        Versions::next(&mut self.map[lpn as usize].version)
+    }
+
+    #[inline(always)]
+    fn set_live(&mut self, ppn: u32, live: bool) {
+        let (w, bit) = (ppn as usize / 64, ppn % 64);
+        self.live[w] = (self.live[w] & !(1 << bit)) | (u64::from(live) << bit);
     }
 
     #[inline]
@@ -423,7 +467,7 @@ impl PageFtl {
     }
 
     /// Programs `tag` at the frontier and maps it.
-    #[inline]
+    #[inline(always)]
     fn place(&mut self, tag: PageTag) -> Result<(), DeviceError> {
         if self.frontier == NONE {
             self.open_frontier()?;
@@ -433,21 +477,29 @@ impl PageFtl {
         self.flash.nand.program(b, off, tag)?;
         self.valid[b as usize] += 1;
         let ppn = b * self.ppb + off;
-        let old = std::mem::replace(&mut self.l2p[tag.lpn as usize], ppn);
+        self.set_live(ppn, true);
+        let old = std::mem::replace(&mut self.map[tag.lpn as usize].ppn, ppn);
         if old != NONE {
             self.invalidate(old);
         }
         if off + 1 == self.ppb {
-            self.state[b as usize] = SEALED;
-            self.frontier = NONE;
-            let now = self.flash.nand.clock_ns();
-            self.victims.insert(b, self.valid[b as usize], now);
+            self.seal(b);
         }
         Ok(())
     }
 
+    /// The full frontier `b` becomes a cleaning candidate.
     #[inline]
+    fn seal(&mut self, b: u32) {
+        self.state[b as usize] = SEALED;
+        self.frontier = NONE;
+        let now = self.flash.nand.clock_ns();
+        self.victims.insert(b, self.valid[b as usize], now);
+    }
+
+    #[inline(always)]
     fn invalidate(&mut self, ppn: u32) {
+        self.set_live(ppn, false);
         let b = self.block_of(ppn);
         let v = self.valid[b as usize] - 1;
         self.valid[b as usize] = v;
@@ -511,22 +563,52 @@ impl PageFtl {
         // lookups the CPU overlaps — on large devices each is a cache miss), then copy them
         // (their mapping entries are now cached). Copies cannot invalidate other pages of the
         // victim, so validity found in the first pass holds in the second.
+        // The copies of a chunk go to the frontier in runs (as many as fit in it): one checked
+        // NAND run each, then the mapping of each copied page.
         const CHUNK: u32 = 64;
         let mut valid_offsets = [0u32; CHUNK as usize];
         let mut start = 0;
         while start < self.ppb && self.valid[b as usize] > 0 {
             let end = (start + CHUNK).min(self.ppb);
             let mut n = 0;
-            for off in start..end {
+            let tags = &self.flash.nand.block_tags(b)[start as usize..end as usize];
+            for (off, t) in (start..end).zip(tags) {
                 let ppn = base + off;
-                let lpn = self.flash.nand.peek_lpn_unchecked(ppn);
-                valid_offsets[n] = off;
-                n += usize::from(self.l2p[lpn as usize] == ppn);
+                let live = (self.live[ppn as usize / 64] >> (ppn % 64)) & 1 == 1;
+                // `n < CHUNK` always: the mask only spares the bounds check.
+                valid_offsets[n & (CHUNK as usize - 1)] = off;
+                n += usize::from(live);
+                if live {
+                    // Its mapping is rewritten below: ask for the line now, so that the misses of
+                    // a chunk overlap instead of stalling the copy loop one by one.
+                    prefetch(&self.map, t.lpn as usize);
+                }
             }
-            for &off in &valid_offsets[..n] {
-                let tag = self.flash.nand.read(b, off)?;
-                self.flash.counters.page_copies += 1;
-                self.place(tag)?;
+            let mut i = 0;
+            while i < n {
+                if self.frontier == NONE {
+                    self.open_frontier()?;
+                }
+                let f = self.frontier;
+                let first = self.flash.nand.next_free(f);
+                let k = (n - i).min((self.ppb - first) as usize);
+                self.flash.nand.copy_pages(b, &valid_offsets[i..i + k], f)?;
+                let fbase = f * self.ppb + first;
+                let copied = &self.flash.nand.block_tags(f)[first as usize..first as usize + k];
+                for (ppn, t) in (fbase..).zip(copied) {
+                    self.map[t.lpn as usize].ppn = ppn;
+                }
+                for (j, &off) in valid_offsets[i..i + k].iter().enumerate() {
+                    self.set_live(base + off, false);
+                    self.set_live(fbase + j as u32, true);
+                }
+                self.flash.counters.page_copies += k as u64;
+                self.valid[f as usize] += k as u32;
+                self.valid[b as usize] -= k as u32;
+                if first as usize + k == self.ppb as usize {
+                    self.seal(f);
+                }
+                i += k;
             }
             start = end;
         }
@@ -573,12 +655,17 @@ impl PageFtl {
 impl Device for PageFtl {
     ftl_device_io!();
 
+    #[inline(always)]
+    fn prefetch(&self, page: u64) {
+        prefetch(&self.map, page as usize);
+    }
+
     fn check_invariants(&self) -> Result<(), String> {
         let nand = &self.flash.nand;
         let mut count = vec![0u32; self.blocks as usize];
+        let mut live = 0u64;
         for lpn in 0..self.logical_pages {
-            let ppn = self.l2p[lpn as usize];
-            let version = self.versions.get(lpn);
+            let Mapping { ppn, version } = self.map[lpn as usize];
             if ppn == NONE {
                 if version != 0 {
                     return Err(format!("logical page {lpn} written (version {version}) but unmapped"));
@@ -601,7 +688,15 @@ impl Device for PageFtl {
                     ));
                 }
             }
+            if (self.live[ppn as usize / 64] >> (ppn % 64)) & 1 == 0 {
+                return Err(format!("physical page {ppn}, current copy of logical page {lpn}, not marked live"));
+            }
+            live += 1;
             count[b as usize] += 1;
+        }
+        let marked: u64 = self.live.iter().map(|w| u64::from(w.count_ones())).sum();
+        if marked != live {
+            return Err(format!("{marked} physical pages marked live, {live} mapped"));
         }
         let is_free = self.flash.check_free_pool()?;
         let mut actives = 0;
@@ -761,9 +856,9 @@ mod tests {
     fn verification_reports_a_stale_read() {
         let mut f = ftl(GcPolicy::Greedy, 4, 6, 16);
         f.write(1).unwrap();
-        f.versions.bump(1); // the bookkeeping now expects version 2; the chip holds 1
+        f.bump_version(1); // the bookkeeping now expects version 2; the chip holds 1
         assert_eq!(f.read(1), Err(DeviceError::Integrity { page: 1, expected: 2, got: 1 }));
-        f.versions.bump(2); // never written: the device finds initial contents
+        f.bump_version(2); // never written: the device finds initial contents
         assert_eq!(f.read(2), Err(DeviceError::Integrity { page: 2, expected: 1, got: 0 }));
         f.verify = false;
         assert!(f.read(1).is_ok());
