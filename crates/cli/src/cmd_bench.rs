@@ -149,7 +149,14 @@ pub fn run(a: BenchArgs) -> Result<()> {
         format!("/ {}", policies.first().map(|p| p.label()).unwrap_or_default().split(':').next().unwrap_or_default());
     outln!(
         "{:<width$} {:<dwidth$} {:>12} {:>10} {:>14} {:>16} {:>9} {:>15}",
-        "policy", "device", "requests", "hit ratio", "requests/s", "per CPU second", first, "precondition"
+        "policy",
+        "device",
+        "requests",
+        "hit ratio",
+        "requests/s",
+        "per CPU second",
+        first,
+        "precondition"
     );
     let base = best.first().and_then(|b| b.as_ref()).map_or(1.0, |b| b.rate);
     for (d, config) in configs.iter().enumerate() {

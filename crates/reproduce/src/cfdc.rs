@@ -106,7 +106,7 @@ pub fn reproduce(ctx: &Ctx) -> Result<Report> {
             thousands(sc.records()),
             if ctx.quick { ", all scaled by 1/10" } else { "" }
         ),
-        rules: String::new(),
+        rules: crate::judge::rules_text(),
         warnings: Vec::new(),
         sections: Vec::new(),
     };

@@ -72,7 +72,7 @@ pub fn reproduce(ctx: &Ctx) -> Result<Report> {
             thousands(cfg.measure_writes),
             cfg.warmup_passes
         ),
-        rules: String::new(),
+        rules: crate::judge::rules_text(),
         warnings: Vec::new(),
         sections: Vec::new(),
     };

@@ -249,12 +249,13 @@ pub fn extreme(a: &Sample, others: &[&Sample], want: Want) -> Verdict {
 }
 
 /// The text every report prints under "How claims are judged".
-pub fn rules_text(seeds: &[u64], quick: bool) -> String {
+pub fn rules_text() -> String {
     format!(
-        "Every generated trace (and the engine's transaction mix) is run with {n} seeds ({list}){q}; a quantity is shown \
-         as mean ± sd, the sample standard deviation over the seeds (n − 1). A real trace is one run (n = 1, no spread). \
-         Each claim's tolerance is fixed in the code before anything runs, from the paper's words and numbers only, and \
-         is printed beside it:\n\n\
+        "Every run on a generated trace (and every run of the engine's transaction mix) is replicated with {n} seeds \
+         (the generator's own seed s and s + 1 … s + {m}); a quantity is shown as mean ± sd, the sample standard \
+         deviation over the seeds (n − 1), and the CSVs hold the means with a `_sd` column beside every number \
+         (`*-seeds.csv`: every run). A real trace is one run (n = 1, no spread). Each claim's tolerance is fixed in the \
+         code before anything runs, from the paper's words and numbers only, and is printed beside it:\n\n\
          * **direction** (A below B): the difference of the means counts only when it exceeds the spread of either \
          side, |mean(A) − mean(B)| > max(sd(A), sd(B)); otherwise A and B **tie**: the seeds cannot tell them apart \
          and the claim is neither supported nor contradicted;\n\
@@ -264,17 +265,12 @@ pub fn rules_text(seeds: &[u64], quick: bool) -> String {
          ones, else tie; **most** (\"generally\"): agree if more than half agree, disagree if more than half disagree, \
          else tie;\n\
          * **not comparable**: the paper's setting (its device, its trace, its metric) is not one flashbuf can \
-         reproduce, or the paper never used the setting; the row says which.",
-        n = seeds.len(),
-        list = seeds.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(", "),
-        q = if quick { " (quick mode: fewer seeds than the full run's five)" } else { "" },
+         reproduce, or the paper never used the setting; the row says which.\n\n\
+         Claims whose tolerance reads \"one run\" are not yet replicated: they are judged on the first seed alone.",
+        n = crate::runner::SEEDS,
+        m = crate::runner::SEEDS - 1,
         f = BAND_FACTOR
     )
-}
-
-/// The seeds of a reproduction: five in the full run, three in quick mode.
-pub fn seeds(quick: bool) -> Vec<u64> {
-    if quick { vec![42, 43, 44] } else { vec![42, 43, 44, 45, 46] }
 }
 
 #[cfg(test)]

@@ -17,7 +17,13 @@ pub enum Verdict {
 }
 
 impl Verdict {
-    fn label(self) -> &'static str {
+    /// The plain word: agree, disagree, tie, not comparable.
+    pub fn word(self) -> &'static str {
+        self.label().trim_matches('*')
+    }
+
+    /// The label in verdict tables (a disagreement in bold).
+    pub fn label(self) -> &'static str {
         match self {
             Verdict::Agree => "agree",
             Verdict::Disagree => "**disagree**",
