@@ -540,5 +540,22 @@ pub fn reproduce(ctx: &Ctx) -> Result<Report> {
         plots: fig11_plots,
         claims: claims11,
     });
+    report.sections.push(Section {
+        title: "Diagnosis — why REF is not the fastest".into(),
+        setup: match REF_DIAGNOSIS {
+            Some(d) => {
+                d.lines().filter(|l| !l.starts_with("# ")).collect::<Vec<_>>().join("\n").replace("\n## ", "\n### ")
+            }
+            None => "The diagnosis (`crates/reproduce/src/ref_diagnosis.md`) is not in this build yet.".into(),
+        },
+        ..Default::default()
+    });
     Ok(report)
 }
+
+/// The REF diagnosis, written apart (`ref_diagnosis.md`), when present at build time.
+#[cfg(ref_diagnosis)]
+const REF_DIAGNOSIS: Option<&str> = Some(include_str!("ref_diagnosis.md"));
+/// The REF diagnosis, written apart (`ref_diagnosis.md`), when present at build time.
+#[cfg(not(ref_diagnosis))]
+const REF_DIAGNOSIS: Option<&str> = None;
