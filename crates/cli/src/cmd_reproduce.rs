@@ -9,7 +9,8 @@ use indicatif::ProgressBar;
 
 #[derive(Args)]
 pub struct ReproduceArgs {
-    /// Which paper: adlru, or all.
+    /// Which paper: adlru (AD-LRU, Jin et al.), cfdc (CFDC, Ou et al., on the storage engine),
+    /// ref (REF and BP-REF, Seo & Shin), gather (write gathering, Chardin et al.), or all.
     #[arg(value_name = "PAPER")]
     paper: String,
     /// Fewer points and no huge traces: every paper in minutes on a small machine.
@@ -18,9 +19,10 @@ pub struct ReproduceArgs {
     /// Output directory (one sub-directory per paper with REPORT.md, CSVs and plots).
     #[arg(long, default_value = "reproduce")]
     out: PathBuf,
-    /// Directory of the shared real traces (OLTP.lis.zst, ...).
-    #[arg(long, default_value = "../shared/traces")]
-    traces: PathBuf,
+    /// Directory of the shared real traces (OLTP.lis.zst, ...) [default: `shared/traces` beside
+    /// the repository, found from the repository's location, not the current directory].
+    #[arg(long)]
+    traces: Option<PathBuf>,
     /// Parallel runs (default: one per core).
     #[arg(short, long)]
     jobs: Option<usize>,
@@ -47,15 +49,32 @@ impl Progress for Bar {
     }
 }
 
+/// `shared/traces` beside the repository this binary was built from (`<repo>/../shared/traces`),
+/// else `../shared/traces` from the current directory.
+fn default_traces_dir() -> PathBuf {
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let beside = repo.join("../shared/traces");
+    if beside.is_dir() {
+        return beside.canonicalize().unwrap_or(beside);
+    }
+    PathBuf::from("../shared/traces")
+}
+
 pub fn run(a: ReproduceArgs) -> Result<()> {
     let papers: Vec<Paper> =
         if a.paper == "all" { Paper::ALL.to_vec() } else { vec![a.paper.parse().map_err(anyhow::Error::msg)?] };
+    let traces = a.traces.clone().unwrap_or_else(default_traces_dir);
+    let traces_dir = traces.is_dir().then(|| traces.clone());
+    if traces_dir.is_none() {
+        // A warning even with -q: a report without its real traces is a different report.
+        eprintln!(
+            "flashbuf: warning: trace directory {} not found: experiments on the shared real traces are skipped \
+             (give --traces DIR)",
+            traces.display()
+        );
+    }
     for &paper in &papers {
         flashbuf_reproduce::check_existing(paper, &a.out, a.force)?;
-    }
-    let traces_dir = a.traces.is_dir().then(|| a.traces.clone());
-    if traces_dir.is_none() && !a.quiet {
-        eprintln!("flashbuf: {} not found: experiments on the shared real traces are skipped", a.traces.display());
     }
     let pool = rayon::ThreadPoolBuilder::new().num_threads(a.jobs.unwrap_or(0)).build()?;
     for paper in papers {
@@ -70,10 +89,13 @@ pub fn run(a: ReproduceArgs) -> Result<()> {
         let started = std::time::Instant::now();
         let report = pool.install(|| reproduce(paper, &opts))?;
         bar.0.finish_and_clear();
-        let (agree, disagree, na) = report.tally();
+        for w in &report.warnings {
+            eprintln!("flashbuf: warning: {}: {w}", paper.name());
+        }
         eprintln!(
-            "flashbuf: {}: {agree} claims agree, {disagree} disagree, {na} not comparable ({:.0} s) -> {}",
+            "flashbuf: {}: {} ({:.0} s) -> {}",
             paper.name(),
+            report.tally(),
             started.elapsed().as_secs_f64(),
             a.out.join(paper.name()).join("REPORT.md").display()
         );

@@ -24,7 +24,12 @@ fn reproduce_all_quick_writes_every_report_and_plot() {
         assert!(report.starts_with("# "), "{paper}: title");
         assert!(report.contains("Claims checked:"), "{paper}: tally");
         assert!(report.matches("\n## ").count() >= 3, "{paper}: sections");
-        assert!(report.contains("| the paper says | we measured | verdict | why |"), "{paper}: claims table");
+        assert!(
+            report.contains(
+                "| the paper says | tolerance (fixed before measuring) | we measured (mean ± sd) | seeds | verdict | why |"
+            ),
+            "{paper}: claims table with tolerance and seeds"
+        );
         // Every linked file exists; every plot has its PNG and SVG.
         let mut plots = 0;
         for link in report.split("](").skip(1).map(|s| &s[..s.find(')').unwrap()]) {
@@ -55,14 +60,25 @@ fn an_existing_report_is_kept_unless_forced() {
             .output()
             .unwrap()
     };
-    let o = run(&[]);
+    let o = run(&["--traces", "/nonexistent/traces"]);
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(
         !o.status.success() && stderr.contains("REPORT.md: a report is already there") && stderr.contains("--force"),
         "{stderr}"
     );
+    // A missing trace directory is a warning even with -q.
+    assert!(stderr.contains("warning: trace directory /nonexistent/traces not found"), "{stderr}");
     assert_eq!(std::fs::read_to_string(dir.join("REPORT.md")).unwrap(), "my edits");
     let o = run(&["--force"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(std::fs::read_to_string(dir.join("REPORT.md")).unwrap().starts_with("# "));
+}
+
+#[test]
+fn help_lists_every_paper() {
+    let o = Command::new(env!("CARGO_BIN_EXE_flashbuf")).args(["reproduce", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&o.stdout);
+    for paper in ["adlru", "cfdc", "ref", "gather", "all"] {
+        assert!(help.contains(paper), "{paper} missing from: {help}");
+    }
 }

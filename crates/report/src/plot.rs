@@ -818,9 +818,11 @@ fn line_axes<DB: DrawingBackend>(
     spec: &PlotSpec,
     fonts: &Fonts,
     plot_w: f64,
+    extra_y: &[f64],
 ) -> DrawResult<(Axis, Axis)> {
     let xs: Vec<f64> = data.series.iter().flat_map(|s| s.points.iter().map(|p| p.0)).collect();
-    let ys: Vec<f64> = data.series.iter().flat_map(|s| s.points.iter().map(|p| p.1)).collect();
+    let mut ys: Vec<f64> = data.series.iter().flat_map(|s| s.points.iter().map(|p| p.1)).collect();
+    ys.extend_from_slice(extra_y);
     let (xmin, xmax) =
         (xs.iter().copied().fold(f64::INFINITY, f64::min), xs.iter().copied().fold(f64::NEG_INFINITY, f64::max));
     let (ymin, ymax) =
@@ -908,13 +910,55 @@ fn fit_text<DB: DrawingBackend>(
     Ok("…".to_string())
 }
 
+/// What a figure's panel adds to a plain plot (see [`Panel`]).
+#[derive(Clone, Copy, Debug)]
+struct Extras<'a> {
+    /// Per series, per point: the error (± this much) around the point's y, already scaled.
+    errors: Option<&'a [Vec<f64>]>,
+    /// Offset the series horizontally by a few pixels each.
+    dodge: bool,
+    /// Pixels per unit of the figure's nominal size (1 for SVG; dpi / 96 for a print PNG).
+    px: f64,
+}
+
+impl Default for Extras<'_> {
+    fn default() -> Self {
+        Extras { errors: None, dodge: false, px: 1.0 }
+    }
+}
+
 /// Draws the whole figure on `root`.
-fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &PlotData, spec: &PlotSpec) -> DrawResult<()> {
+fn draw<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    data: &PlotData,
+    spec: &PlotSpec,
+    extras: &Extras,
+) -> DrawResult<()> {
     let e = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
-    let fonts = Fonts::new(spec.width, spec.height);
-    let s = fonts.scale;
     root.fill(&WHITE).map_err(e)?;
     let (w, h) = root.dim_in_pixel();
+    // Text and strokes scale with the area's nominal size (its pixels over `px`), then by `px`.
+    let mut fonts = Fonts::new((w as f64 / extras.px) as u32, (h as f64 / extras.px) as u32);
+    fonts.tick *= extras.px;
+    fonts.label *= extras.px;
+    fonts.legend *= extras.px;
+    fonts.title *= extras.px;
+    fonts.scale *= extras.px;
+    let s = fonts.scale;
+    // Error bar ends, for the y axis range.
+    let mut err_ends: Vec<f64> = Vec::new();
+    if let Some(errs) = extras.errors {
+        for (sd, es) in data.series.iter().zip(errs) {
+            for (p, &err) in sd.points.iter().zip(es) {
+                if err.is_finite() && err > 0.0 {
+                    err_ends.push(p.1 + err);
+                    if !spec.log_y || p.1 - err > 0.0 {
+                        err_ends.push(p.1 - err);
+                    }
+                }
+            }
+        }
+    }
 
     let mut top = ((12.0 * s) as i32).max((fonts.tick * 0.7) as i32 + 4);
     if let Some(title) = &spec.title {
@@ -944,14 +988,15 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &PlotData, spec
     let provisional_plot_w = w as f64 - legend_w as f64 - 2.0 * margin as f64 - 90.0 * s;
     let (xaxis, yaxis) = if bar {
         let n = data.categories.len();
-        let ys: Vec<f64> = data.series.iter().flat_map(|s| s.points.iter().map(|p| p.1)).collect();
+        let mut ys: Vec<f64> = data.series.iter().flat_map(|s| s.points.iter().map(|p| p.1)).collect();
+        ys.extend_from_slice(&err_ends);
         let (ymin, ymax) =
             (ys.iter().copied().fold(f64::INFINITY, f64::min), ys.iter().copied().fold(f64::NEG_INFINITY, f64::max));
         let y = if spec.log_y { log_axis(ymin, ymax) } else { linear_axis(ymin, ymax, true, false, 6.0) };
         let x = Axis { lo: -0.5, hi: n as f64 - 0.5, log: false, ticks: (0..n).map(|i| i as f64).collect(), step: 1.0 };
         (x, y)
     } else {
-        line_axes(root, data, spec, &fonts, provisional_plot_w)?
+        line_axes(root, data, spec, &fonts, provisional_plot_w, &err_ends)?
     };
     let y_ticks: Vec<String> = yaxis.ticks.iter().map(|&v| format_tick(v, yaxis.step)).collect();
     let mut widest_y = 0;
@@ -1020,7 +1065,11 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &PlotData, spec
     mesh.draw().map_err(e)?;
 
     // A frame around the plot area, as in the papers' figures.
+    // Pixel positions relative to `root` (a figure's panel is not at the backend's origin).
+    let origin = root.get_base_pixel();
+    let at = |p: (i32, i32)| (p.0 - origin.0, p.1 - origin.1);
     let (px, py) = chart.plotting_area().get_pixel_range();
+    let (px, py) = (px.start - origin.0..px.end - origin.0, py.start - origin.1..py.end - origin.1);
     root.draw(&PathElement::new(
         vec![
             (px.start, py.start),
@@ -1036,7 +1085,7 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &PlotData, spec
     if bar {
         let y0 = py.end + (9.0 * s) as i32;
         for (i, label) in cat_labels.iter().enumerate() {
-            let (cx, _) = chart.backend_coord(&(i as f64, yaxis.lo));
+            let (cx, _) = at(chart.backend_coord(&(i as f64, yaxis.lo)));
             let (text_style, at) = match cat_mode {
                 CategoryLabels::Row => (style(fonts.tick).pos(Pos::new(HPos::Center, VPos::Top)), (cx, y0)),
                 CategoryLabels::Staggered => (
@@ -1062,28 +1111,67 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &PlotData, spec
             for &(c, v) in &sd.points {
                 let x0 = c - group / 2.0 + si as f64 * group / m;
                 let x1 = x0 + group / m * 0.9;
-                let (a, b) = (chart.backend_coord(&(x0, base)), chart.backend_coord(&(x1, v)));
+                let (a, b) = (at(chart.backend_coord(&(x0, base))), at(chart.backend_coord(&(x1, v))));
                 draw_bar(root, (a.0, b.1.min(a.1)), (b.0, b.1.max(a.1)), si, s).map_err(e)?;
             }
         }
     } else {
+        // Dodging: series i is shifted by (i − (n − 1)/2) · δ pixels, δ a marker's width, so that
+        // points that coincide sit side by side instead of hiding each other.
+        let n = data.series.len();
+        let shift = |si: usize| -> i32 {
+            if extras.dodge && n > 1 { ((si as f64 - (n - 1) as f64 / 2.0) * 1.15 * r).round() as i32 } else { 0 }
+        };
         for (si, sd) in data.series.iter().enumerate() {
-            chart
-                .draw_series(LineSeries::new(sd.points.iter().copied(), colour(si).stroke_width(line_w)))
-                .map_err(e)?;
+            if extras.dodge {
+                let pts: Vec<(i32, i32)> = sd
+                    .points
+                    .iter()
+                    .map(|p| {
+                        let (x, y) = at(chart.backend_coord(p));
+                        (x + shift(si), y)
+                    })
+                    .collect();
+                root.draw(&PathElement::new(pts, colour(si).stroke_width(line_w))).map_err(e)?;
+            } else {
+                chart
+                    .draw_series(LineSeries::new(sd.points.iter().copied(), colour(si).stroke_width(line_w)))
+                    .map_err(e)?;
+            }
+        }
+        if let Some(errs) = extras.errors {
+            let cap = (0.6 * r).round() as i32;
+            let stroke = (1.3 * s).max(1.0) as u32;
+            for (si, (sd, es)) in data.series.iter().zip(errs).enumerate() {
+                for (p, &err) in sd.points.iter().zip(es) {
+                    if !(err.is_finite() && err > 0.0) {
+                        continue;
+                    }
+                    let lo = if yaxis.log { (p.1 - err).max(yaxis.lo) } else { p.1 - err };
+                    let (x, y0) = at(chart.backend_coord(&(p.0, lo)));
+                    let (_, y1) = at(chart.backend_coord(&(p.0, p.1 + err)));
+                    let x = x + shift(si);
+                    let (y0, y1) = (y0.clamp(py.start, py.end), y1.clamp(py.start, py.end));
+                    let c = colour(si).stroke_width(stroke);
+                    root.draw(&PathElement::new(vec![(x, y0), (x, y1)], c)).map_err(e)?;
+                    for y in [y0, y1] {
+                        root.draw(&PathElement::new(vec![(x - cap, y), (x + cap, y)], c)).map_err(e)?;
+                    }
+                }
+            }
         }
         let spacing = f64::from(chart.plotting_area().dim_in_pixel().0) / MARKERS_ON_LONG_SERIES as f64;
         for (si, sd) in data.series.iter().enumerate() {
             let long = sd.points.len() > MAX_MARKED_POINTS;
             let mut last_x: Option<i32> = None;
             for (i, p) in sd.points.iter().enumerate() {
-                let at = chart.backend_coord(p);
+                let (x, y) = at(chart.backend_coord(p));
                 // A long series (a curve at every buffer size) gets markers evenly spaced across
                 // the plot: they still tell it apart in greyscale without hiding the line.
-                let due = last_x.is_none_or(|x| f64::from(at.0 - x) >= spacing) || i + 1 == sd.points.len();
+                let due = last_x.is_none_or(|lx| f64::from(x - lx) >= spacing) || i + 1 == sd.points.len();
                 if !long || due {
-                    draw_marker(root, at, si, r, s).map_err(e)?;
-                    last_x = Some(at.0);
+                    draw_marker(root, (x + shift(si), y), si, r, s).map_err(e)?;
+                    last_x = Some(x);
                 }
             }
         }
@@ -1190,7 +1278,7 @@ pub fn render_svg(data: &PlotData, spec: &PlotSpec) -> Result<String, PlotError>
     let mut out = String::new();
     {
         let root = SVGBackend::with_string(&mut out, (spec.width, spec.height)).into_drawing_area();
-        draw(&root, data, spec).map_err(PlotError::Render)?;
+        draw(&root, data, spec, &Extras::default()).map_err(PlotError::Render)?;
     }
     Ok(out)
 }
@@ -1204,7 +1292,7 @@ pub fn render_png(data: &PlotData, spec: &PlotSpec) -> Result<Vec<u8>, PlotError
         let bitmap = BitMapBackend::with_buffer(&mut pixels, (spec.width, spec.height));
         let backend = GlyphBitmap::new(bitmap, FONT).expect("the bundled font parses");
         let root = backend.into_drawing_area();
-        draw(&root, data, spec).map_err(PlotError::Render)?;
+        draw(&root, data, spec, &Extras::default()).map_err(PlotError::Render)?;
     }
     let mut png_bytes = Vec::new();
     let mut enc = png::Encoder::new(&mut png_bytes, spec.width, spec.height);
@@ -1255,6 +1343,206 @@ pub fn plot(table: &CsvTable, spec: &PlotSpec, out_base: &Path) -> Result<Vec<Pa
     let data = prepare(table, spec)?;
     let svg = render_svg(&data, spec)?;
     let png = render_png(&data, spec)?;
+    let [svg_path, png_path] = output_paths(out_base);
+    write_atomic(&svg_path, svg.as_bytes())?;
+    write_atomic(&png_path, &png)?;
+    Ok(vec![svg_path, png_path])
+}
+
+// ---------------------------------------------------------------------------------------------
+// Figures: panels, error bars, dodging, print resolution
+
+/// One panel of a [`Figure`]: a plot plus what figures of replicated runs need.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Panel {
+    /// What to plot; its `title` is the panel's caption, its `width` and `height` are ignored
+    /// (the figure sets them).
+    pub spec: PlotSpec,
+    /// For each y column, the column holding its error (drawn as a bar of ± that much around
+    /// the point, in the y column's units); empty for no error bars.
+    pub errors: Vec<String>,
+    /// Line charts: shift each series horizontally by about a marker's width, so that points
+    /// that coincide sit side by side instead of hiding each other.
+    pub dodge: bool,
+}
+
+impl Panel {
+    /// A panel of `spec` without error bars or dodging.
+    pub fn new(spec: PlotSpec) -> Self {
+        Panel { spec, errors: Vec::new(), dodge: false }
+    }
+}
+
+/// Several panels drawn as one image (small multiples), written as SVG and as a PNG at print
+/// resolution.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Figure {
+    /// The panels, row by row.
+    pub panels: Vec<Panel>,
+    /// Panels per row.
+    pub columns: usize,
+    /// Nominal size of one panel (SVG units; 96 per inch).
+    pub panel_width: u32,
+    /// See `panel_width`.
+    pub panel_height: u32,
+    /// Resolution of the PNG: it is rendered at `dpi / 96` pixels per SVG unit and tagged with
+    /// this resolution, so that it prints at the SVG's size.
+    pub dpi: u32,
+}
+
+impl Figure {
+    /// One panel of 800 × 500 at 300 dpi.
+    pub fn single(panel: Panel) -> Self {
+        Figure { panels: vec![panel], columns: 1, panel_width: 800, panel_height: 500, dpi: 300 }
+    }
+
+    /// Several panels in rows of `columns`, each 640 × 420, at 300 dpi.
+    pub fn grid(panels: Vec<Panel>, columns: usize) -> Self {
+        Figure { panels, columns: columns.max(1), panel_width: 640, panel_height: 420, dpi: 300 }
+    }
+
+    fn size(&self) -> (u32, u32) {
+        let rows = self.panels.len().div_ceil(self.columns.max(1)).max(1);
+        let cols = self.columns.clamp(1, self.panels.len().max(1));
+        (self.panel_width * cols as u32, self.panel_height * rows as u32)
+    }
+}
+
+/// A panel's data and error bars, ready to draw.
+struct PreparedPanel {
+    data: PlotData,
+    errors: Option<Vec<Vec<f64>>>,
+}
+
+fn prepare_panel(table: &CsvTable, panel: &Panel) -> Result<PreparedPanel, PlotError> {
+    let data = prepare(table, &panel.spec)?;
+    if panel.errors.is_empty() {
+        return Ok(PreparedPanel { data, errors: None });
+    }
+    if panel.errors.len() != panel.spec.y.len() {
+        return Err(PlotError::Spec(format!(
+            "{} error column(s) for {} y column(s): give one error column per y column",
+            panel.errors.len(),
+            panel.spec.y.len()
+        )));
+    }
+    // The error columns, selected and grouped exactly as the y columns, scaled as they are.
+    let mut espec = panel.spec.clone();
+    espec.y = panel.errors.clone();
+    espec.log_y = false;
+    let edata = prepare(table, &espec)?;
+    let factors: Vec<f64> =
+        panel.spec.y.iter().zip(&panel.errors).map(|(y, e)| column_label(y).1 / column_label(e).1).collect();
+    if edata.series.len() != data.series.len() {
+        return Err(PlotError::Spec("the error columns have values where the y columns have none".into()));
+    }
+    let ny = panel.spec.y.len();
+    let mut errors = Vec::with_capacity(data.series.len());
+    for (i, (sd, ed)) in data.series.iter().zip(&edata.series).enumerate() {
+        let f = factors[i % ny];
+        let mut es = Vec::with_capacity(sd.points.len());
+        for p in &sd.points {
+            let err = ed.points.iter().find(|q| q.0 == p.0).map_or(0.0, |q| q.1 * f);
+            es.push(err.abs());
+        }
+        errors.push(es);
+    }
+    Ok(PreparedPanel { data, errors: Some(errors) })
+}
+
+fn draw_figure<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    fig: &Figure,
+    panels: &[PreparedPanel],
+    px: f64,
+) -> DrawResult<()> {
+    root.fill(&WHITE).map_err(|e| e.to_string())?;
+    let cols = fig.columns.clamp(1, panels.len().max(1));
+    let rows = panels.len().div_ceil(cols).max(1);
+    let areas = root.split_evenly((rows, cols));
+    for ((area, prepared), panel) in areas.iter().zip(panels).zip(&fig.panels) {
+        let mut spec = panel.spec.clone();
+        spec.width = fig.panel_width;
+        spec.height = fig.panel_height;
+        let extras = Extras { errors: prepared.errors.as_deref(), dodge: panel.dodge, px };
+        draw(area, &prepared.data, &spec, &extras)?;
+    }
+    Ok(())
+}
+
+/// Renders a figure as SVG.
+pub fn render_figure_svg(table: &CsvTable, fig: &Figure) -> Result<String, PlotError> {
+    check_figure(fig)?;
+    register_fonts();
+    let panels: Vec<PreparedPanel> = fig.panels.iter().map(|p| prepare_panel(table, p)).collect::<Result<_, _>>()?;
+    let (w, h) = fig.size();
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, (w, h)).into_drawing_area();
+        draw_figure(&root, fig, &panels, 1.0).map_err(PlotError::Render)?;
+    }
+    Ok(out)
+}
+
+/// Renders a figure as a PNG at `fig.dpi` (8-bit RGB, with the resolution recorded).
+pub fn render_figure_png(table: &CsvTable, fig: &Figure) -> Result<Vec<u8>, PlotError> {
+    check_figure(fig)?;
+    register_fonts();
+    let panels: Vec<PreparedPanel> = fig.panels.iter().map(|p| prepare_panel(table, p)).collect::<Result<_, _>>()?;
+    let px = fig.dpi as f64 / 96.0;
+    let (w, h) = fig.size();
+    let (pw, ph) = ((w as f64 * px).round() as u32, (h as f64 * px).round() as u32);
+    let mut pixels = vec![255u8; pw as usize * ph as usize * 3];
+    {
+        let bitmap = BitMapBackend::with_buffer(&mut pixels, (pw, ph));
+        let backend = GlyphBitmap::new(bitmap, FONT).expect("the bundled font parses");
+        let root = backend.into_drawing_area();
+        draw_figure(&root, fig, &panels, px).map_err(PlotError::Render)?;
+    }
+    let mut png_bytes = Vec::new();
+    let mut enc = png::Encoder::new(&mut png_bytes, pw, ph);
+    enc.set_color(png::ColorType::Rgb);
+    enc.set_depth(png::BitDepth::Eight);
+    let per_metre = (fig.dpi as f64 / 0.0254).round() as u32;
+    enc.set_pixel_dims(Some(png::PixelDimensions { xppu: per_metre, yppu: per_metre, unit: png::Unit::Meter }));
+    let mut writer = enc.write_header().map_err(|e| PlotError::Render(e.to_string()))?;
+    writer.write_image_data(&pixels).map_err(|e| PlotError::Render(e.to_string()))?;
+    writer.finish().map_err(|e| PlotError::Render(e.to_string()))?;
+    Ok(png_bytes)
+}
+
+fn check_figure(fig: &Figure) -> Result<(), PlotError> {
+    if fig.panels.is_empty() {
+        return Err(PlotError::Spec("a figure needs at least one panel".into()));
+    }
+    if !(200..=4_000).contains(&fig.panel_width) || !(150..=4_000).contains(&fig.panel_height) {
+        return Err(PlotError::Spec(format!(
+            "panel size {}x{}: the width must be 200..4000 and the height 150..4000 units",
+            fig.panel_width, fig.panel_height
+        )));
+    }
+    if !(72..=600).contains(&fig.dpi) {
+        return Err(PlotError::Spec(format!("{} dpi: the resolution must be 72..600", fig.dpi)));
+    }
+    let (w, h) = fig.size();
+    let px = fig.dpi as f64 / 96.0;
+    if (w as f64 * px) * (h as f64 * px) > 60e6 {
+        return Err(PlotError::Spec(format!(
+            "{} panels of {}x{} at {} dpi make an image of over 60 million pixels",
+            fig.panels.len(),
+            fig.panel_width,
+            fig.panel_height,
+            fig.dpi
+        )));
+    }
+    Ok(())
+}
+
+/// Draws `fig` from `table` into `out_base.svg` and `out_base.png` (see [`output_paths`]), each
+/// written atomically; existing files are replaced. Returns the two paths.
+pub fn plot_figure(table: &CsvTable, fig: &Figure, out_base: &Path) -> Result<Vec<PathBuf>, PlotError> {
+    let svg = render_figure_svg(table, fig)?;
+    let png = render_figure_png(table, fig)?;
     let [svg_path, png_path] = output_paths(out_base);
     write_atomic(&svg_path, svg.as_bytes())?;
     write_atomic(&png_path, &png)?;
@@ -1336,5 +1624,50 @@ mod tests {
                 assert_ne!(sig[a], sig[b], "series {a} and {b}");
             }
         }
+    }
+
+    fn table(csv: &str) -> CsvTable {
+        CsvTable::from_reader(csv.as_bytes(), "test").unwrap()
+    }
+
+    #[test]
+    fn figures_are_printed_at_their_resolution() {
+        let t = table("buffer_pages,page_writes,sd,policy\n1,10,1,a\n2,20,2,a\n1,10,0,b\n2,21,0,b\n");
+        let mut spec = PlotSpec::new("buffer_pages", "page_writes");
+        spec.series = vec!["policy".into()];
+        let panel = Panel { spec, errors: vec!["sd".into()], dodge: true };
+        let fig = Figure::grid(vec![panel.clone(), panel.clone(), panel], 2);
+        let png = render_figure_png(&t, &fig).unwrap();
+        let dec = png::Decoder::new(std::io::Cursor::new(png)).read_info().unwrap();
+        let info = dec.info();
+        // Two columns by two rows of 640 x 420 units at 300/96 pixels per unit.
+        assert_eq!((info.width, info.height), (4000, 2625));
+        let dims = info.pixel_dims.unwrap();
+        assert_eq!(dims.xppu, (300.0f64 / 0.0254).round() as u32);
+        let svg = render_figure_svg(&t, &fig).unwrap();
+        assert!(svg.contains("width=\"1280\"") && svg.contains("height=\"840\""), "{}", &svg[..200]);
+    }
+
+    #[test]
+    fn error_bars_widen_the_axis_and_need_one_column_per_y() {
+        let t = table("x,y,e\n1,10,50\n2,20,1\n");
+        let mut spec = PlotSpec::new("x", "y");
+        spec.series = vec![];
+        let p = prepare_panel(&t, &Panel { spec: spec.clone(), errors: vec!["e".into()], dodge: false }).unwrap();
+        assert_eq!(p.errors.unwrap(), vec![vec![50.0, 1.0]]);
+        let bad = Panel { spec, errors: vec!["e".into(), "e".into()], dodge: false };
+        assert!(matches!(prepare_panel(&t, &bad), Err(PlotError::Spec(_))));
+        // The error bar of ±50 around 10 reaches 60: the SVG's y ticks must cover it.
+        let mut spec = PlotSpec::new("x", "y");
+        spec.series = vec![];
+        let fig = Figure::single(Panel { spec, errors: vec!["e".into()], dodge: false });
+        let svg = render_figure_svg(&t, &fig).unwrap();
+        let texts: Vec<&str> =
+            svg.split('>').filter_map(|p| p.split('<').next()).map(str::trim).filter(|t| !t.is_empty()).collect();
+        // ... and, below, 10 − 50 = −40.
+        assert!(texts.contains(&"60") && texts.contains(&"-40"), "the y axis covers the error bars: {texts:?}");
+        let mut too_big = fig.clone();
+        too_big.dpi = 1200;
+        assert!(matches!(render_figure_png(&t, &too_big), Err(PlotError::Spec(_))));
     }
 }

@@ -72,6 +72,8 @@ pub fn reproduce(ctx: &Ctx) -> Result<Report> {
             thousands(cfg.measure_writes),
             cfg.warmup_passes
         ),
+        rules: crate::judge::rules_text(),
+        warnings: Vec::new(),
         sections: Vec::new(),
     };
 

@@ -12,6 +12,7 @@ pub mod adlru;
 pub mod cfdc;
 mod exp;
 pub mod gather;
+pub mod judge;
 pub mod ref_paper;
 pub mod report;
 pub mod runner;
@@ -94,13 +95,20 @@ pub fn reproduce(paper: Paper, opts: &Options) -> Result<Report> {
     check_existing(paper, &opts.out, opts.force)?;
     let out = opts.out.join(paper.name());
     std::fs::create_dir_all(&out).with_context(|| out.display().to_string())?;
-    let ctx = Ctx { out: out.clone(), quick: opts.quick, traces_dir: opts.traces_dir.clone(), progress: opts.progress };
-    let report = match paper {
+    let ctx = Ctx {
+        out: out.clone(),
+        quick: opts.quick,
+        traces_dir: opts.traces_dir.clone(),
+        progress: opts.progress,
+        warnings: Default::default(),
+    };
+    let mut report = match paper {
         Paper::Adlru => adlru::reproduce(&ctx)?,
         Paper::Cfdc => cfdc::reproduce(&ctx)?,
         Paper::Ref => ref_paper::reproduce(&ctx)?,
         Paper::Gather => gather::reproduce(&ctx)?,
     };
+    report.warnings.extend(ctx.take_warnings());
     write_report(&out.join("REPORT.md"), &report)?;
     Ok(report)
 }

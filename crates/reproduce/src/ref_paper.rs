@@ -82,7 +82,7 @@ fn setup(ctx: &Ctx) -> Result<Setup> {
                 "scan-mix,requests=60000,pages=4096,write-ratio=0.8,scans=1000,scan-length=280,scan-pages=1048576,scan-writes=true,seed=3",
             )?,
         ));
-        if let Some(p) = ctx.real_trace("cloudPhysicsIO.csv.zst") {
+        if let Some(p) = ctx.real_trace("cloudPhysicsIO.csv.zst", "REF's runs on the CloudPhysics trace") {
             traces.push((
                 "cloudphysics".to_string(),
                 Trace::file(&p, ReadOptions { page_size: 2048, ..Default::default() })?,
@@ -155,7 +155,13 @@ pub fn reproduce(ctx: &Ctx) -> Result<Report> {
             .collect::<Vec<_>>()
             .join("; ")
     );
-    let mut report = Report { title: "REF (Seo & Shin) reproduced with flashbuf".into(), intro, sections: Vec::new() };
+    let mut report = Report {
+        title: "REF (Seo & Shin) reproduced with flashbuf".into(),
+        intro,
+        rules: String::new(),
+        warnings: Vec::new(),
+        sections: Vec::new(),
+    };
 
     // Fig. 8: normalised execution time.
     let main = ["lru", "fab:ppb=64", "bplru:ppb=64"];
@@ -534,5 +540,22 @@ pub fn reproduce(ctx: &Ctx) -> Result<Report> {
         plots: fig11_plots,
         claims: claims11,
     });
+    report.sections.push(Section {
+        title: "Diagnosis — why REF is not the fastest".into(),
+        setup: match REF_DIAGNOSIS {
+            Some(d) => {
+                d.lines().filter(|l| !l.starts_with("# ")).collect::<Vec<_>>().join("\n").replace("\n## ", "\n### ")
+            }
+            None => "The diagnosis (`crates/reproduce/src/ref_diagnosis.md`) is not in this build yet.".into(),
+        },
+        ..Default::default()
+    });
     Ok(report)
 }
+
+/// The REF diagnosis, written apart (`ref_diagnosis.md`), when present at build time.
+#[cfg(ref_diagnosis)]
+const REF_DIAGNOSIS: Option<&str> = Some(include_str!("ref_diagnosis.md"));
+/// The REF diagnosis, written apart (`ref_diagnosis.md`), when present at build time.
+#[cfg(not(ref_diagnosis))]
+const REF_DIAGNOSIS: Option<&str> = None;

@@ -7,6 +7,87 @@ use anyhow::Result;
 use flashbuf_report::{CsvTable, OutputFile, PlotSpec};
 use flashbuf_sim::sweep::{RunKey, SweepRun, run_parallel};
 use flashbuf_sim::{ResultRow, RunSpec};
+use flashbuf_trace::TraceSpec;
+
+use crate::judge::Sample;
+
+/// Seeds of every generated trace in a replicated experiment.
+pub const SEEDS: u64 = 5;
+
+/// The runs of an experiment replicated over seeds ([`Ctx::run_seeded`]).
+#[derive(Clone, Debug)]
+pub struct Seeded {
+    /// Per spec, its rows: one per seed (one for a trace file).
+    pub per_spec: Vec<Vec<ResultRow>>,
+    /// Per spec, the mean of its rows (numeric columns averaged; integers rounded), labelled
+    /// as the spec.
+    pub mean: Vec<ResultRow>,
+}
+
+impl Seeded {
+    /// The index of the first spec whose mean row satisfies `pred`.
+    pub fn index(&self, pred: impl Fn(&ResultRow) -> bool) -> Option<usize> {
+        self.mean.iter().position(pred)
+    }
+
+    /// `f` of spec `i`'s rows, one value per seed.
+    pub fn sample(&self, i: usize, f: impl Fn(&ResultRow) -> f64) -> Sample {
+        Sample::new(self.per_spec[i].iter().map(f).collect())
+    }
+
+    /// `f` of the first spec whose mean row satisfies `pred`, one value per seed.
+    pub fn sample_of(&self, pred: impl Fn(&ResultRow) -> bool, f: impl Fn(&ResultRow) -> f64) -> Sample {
+        let i = self.index(pred).expect("a row of the experiment matches");
+        self.sample(i, f)
+    }
+}
+
+/// The mean row of each spec's runs, and the CSV of the means with a `_sd` column for every
+/// column that is numeric in every run.
+fn mean_rows(per_spec: &[Vec<ResultRow>], specs: &[RunSpec]) -> Result<(Vec<ResultRow>, String)> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    for r in per_spec.iter().flatten() {
+        w.serialize(r)?;
+    }
+    let bytes = w.into_inner().map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut rd = csv::Reader::from_reader(bytes.as_slice());
+    let header = rd.headers()?.clone();
+    let records: Vec<csv::StringRecord> = rd.records().collect::<Result<_, _>>()?;
+    let is_num = |v: &str| v.parse::<f64>().is_ok_and(f64::is_finite);
+    let numeric: Vec<bool> = (0..header.len()).map(|c| records.iter().all(|r| is_num(&r[c]))).collect();
+    let mut out = csv::Writer::from_writer(Vec::new());
+    let mut h: Vec<String> = header.iter().map(str::to_string).collect();
+    h.extend(header.iter().zip(&numeric).filter(|(_, n)| **n).map(|(c, _)| format!("{c}_sd")));
+    out.write_record(&h)?;
+    let mut means = Vec::with_capacity(per_spec.len());
+    let mut start = 0;
+    for (rows, spec) in per_spec.iter().zip(specs) {
+        let recs = &records[start..start + rows.len()];
+        start += rows.len();
+        let mut mean = csv::StringRecord::new();
+        let mut sds = Vec::new();
+        for (c, name) in header.iter().enumerate() {
+            let vals: Vec<&str> = recs.iter().map(|r| &r[c]).collect();
+            if vals.iter().all(|v| is_num(v)) {
+                let sample = Sample::new(vals.iter().map(|v| v.parse::<f64>().unwrap_or(0.0)).collect());
+                let integer = vals.iter().all(|v| !v.contains(['.', 'e', 'E']));
+                let m = sample.mean();
+                mean.push_field(&if integer { format!("{}", m.round() as i128) } else { format!("{m}") });
+                if numeric[c] {
+                    sds.push(format!("{}", sample.sd()));
+                }
+            } else {
+                mean.push_field(if name == "trace" { &spec.trace_label } else { vals[0] });
+            }
+        }
+        means.push(mean.deserialize::<ResultRow>(Some(&header))?);
+        let mut rec: Vec<String> = mean.iter().map(str::to_string).collect();
+        rec.extend(sds);
+        out.write_record(&rec)?;
+    }
+    let csv = String::from_utf8(out.into_inner().map_err(|e| anyhow::anyhow!("{e}"))?)?;
+    Ok((means, csv))
+}
 
 /// Receives progress: the total number of requests to simulate grows as experiments start, and
 /// every simulated batch is reported.
@@ -38,6 +119,8 @@ pub struct Ctx<'a> {
     pub traces_dir: Option<PathBuf>,
     /// Progress sink.
     pub progress: &'a dyn Progress,
+    /// Warnings gathered while running (a missing trace, ...): printed in the report.
+    pub warnings: std::sync::Mutex<Vec<String>>,
 }
 
 impl Ctx<'_> {
@@ -45,6 +128,56 @@ impl Ctx<'_> {
     /// first), writes their rows to `<out>/<name>.csv`, and returns the rows in the order of
     /// `specs`.
     pub fn run(&self, name: &str, specs: &[RunSpec], requests_per_run: &[u64]) -> Result<Vec<ResultRow>> {
+        let rows = self.run_rows(name, specs, requests_per_run)?;
+        self.write_csv(&format!("{name}.csv"), &rows)?;
+        Ok(rows)
+    }
+
+    /// As [`Ctx::run`], each run on a generated trace replicated over [`SEEDS`] seeds (the
+    /// trace's own seed s and s + 1 … s + 4; a trace file is run once). Writes every run's row
+    /// to `<out>/<name>-seeds.csv` and, to `<out>/<name>.csv`, one row per spec with the mean
+    /// over its seeds (its trace label that of the spec) followed by a `<column>_sd` column for
+    /// every numeric column: the sample standard deviation over the seeds.
+    pub fn run_seeded(&self, name: &str, specs: &[RunSpec], requests_per_run: &[u64]) -> Result<Seeded> {
+        let mut all = Vec::new();
+        let mut all_req = Vec::new();
+        let mut owner = Vec::new();
+        for (i, (s, &n)) in specs.iter().zip(requests_per_run).enumerate() {
+            match &s.trace {
+                TraceSpec::Generated(g) => {
+                    for k in 0..SEEDS {
+                        let mut r = s.clone();
+                        let mut g = g.clone();
+                        g.seed = g.seed.wrapping_add(k);
+                        if k > 0 {
+                            r.trace_label = format!("{} (seed {})", s.trace_label, g.seed);
+                        }
+                        r.trace = TraceSpec::Generated(g);
+                        all.push(r);
+                        all_req.push(n);
+                        owner.push(i);
+                    }
+                }
+                _ => {
+                    all.push(s.clone());
+                    all_req.push(n);
+                    owner.push(i);
+                }
+            }
+        }
+        let rows = self.run_rows(name, &all, &all_req)?;
+        self.write_csv(&format!("{name}-seeds.csv"), &rows)?;
+        let mut per_spec: Vec<Vec<ResultRow>> = vec![Vec::new(); specs.len()];
+        for (row, &i) in rows.into_iter().zip(&owner) {
+            per_spec[i].push(row);
+        }
+        let (mean, csv) = mean_rows(&per_spec, specs)?;
+        let path = self.out.join(format!("{name}.csv"));
+        write_atomic(&path, |w| Ok(w.write_all(csv.as_bytes())?))?;
+        Ok(Seeded { per_spec, mean })
+    }
+
+    fn run_rows(&self, name: &str, specs: &[RunSpec], requests_per_run: &[u64]) -> Result<Vec<ResultRow>> {
         self.progress.status(name);
         self.progress.add_total(requests_per_run.iter().sum());
         let runs: Vec<SweepRun> =
@@ -58,9 +191,7 @@ impl Ctx<'_> {
             Ok(())
         })
         .map_err(|e| anyhow::anyhow!("experiment {name}: {e}"))?;
-        let rows: Vec<ResultRow> = rows.into_iter().map(|r| r.expect("every run produced a row")).collect();
-        self.write_csv(&format!("{name}.csv"), &rows)?;
-        Ok(rows)
+        Ok(rows.into_iter().map(|r| r.expect("every run produced a row")).collect())
     }
 
     /// Writes `rows` as CSV to `<out>/<file>` (complete or not at all).
@@ -85,10 +216,28 @@ impl Ctx<'_> {
         Ok(format!("{name}.png"))
     }
 
-    /// A real trace from the shared directory, if present.
-    pub fn real_trace(&self, name: &str) -> Option<PathBuf> {
-        let p = self.traces_dir.as_ref()?.join(name);
-        p.is_file().then_some(p)
+    /// A real trace from the shared directory, if present; if not, a warning naming what is
+    /// skipped (`skipped`) is recorded for the report.
+    pub fn real_trace(&self, name: &str, skipped: &str) -> Option<PathBuf> {
+        let found = self.traces_dir.as_ref().map(|d| d.join(name)).filter(|p| p.is_file());
+        if found.is_none() {
+            let where_ = match &self.traces_dir {
+                Some(d) => format!("not found in {}", d.display()),
+                None => "not found (no trace directory; give --traces)".to_string(),
+            };
+            self.warn(format!("trace {name} {where_}: {skipped} skipped"));
+        }
+        found
+    }
+
+    /// Records a warning for the report.
+    pub fn warn(&self, msg: String) {
+        self.warnings.lock().unwrap_or_else(|e| e.into_inner()).push(msg);
+    }
+
+    /// The warnings recorded so far.
+    pub fn take_warnings(&self) -> Vec<String> {
+        std::mem::take(&mut *self.warnings.lock().unwrap_or_else(|e| e.into_inner()))
     }
 }
 
@@ -99,4 +248,43 @@ pub fn write_atomic(path: &Path, write: impl FnOnce(&mut dyn std::io::Write) -> 
     write(&mut f)?;
     f.commit()?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exp::{Trace, policies};
+
+    #[test]
+    fn seeded_runs_replicate_generated_traces_and_average_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = Ctx {
+            out: dir.path().to_path_buf(),
+            quick: true,
+            traces_dir: None,
+            progress: &Silent,
+            warnings: Default::default(),
+        };
+        let t = Trace::generated("zipf,requests=3000,pages=800,write-ratio=0.5,seed=9").unwrap();
+        let dev = flashbuf_flash::DeviceConfig::default();
+        let specs: Vec<RunSpec> = policies(&["lru", "cflru:w=0.5"]).iter().map(|p| t.run(p, 64, &dev)).collect();
+        let s = ctx.run_seeded("exp", &specs, &[t.requests, t.requests]).unwrap();
+        assert_eq!(s.per_spec.len(), 2);
+        for (i, rows) in s.per_spec.iter().enumerate() {
+            assert_eq!(rows.len(), SEEDS as usize);
+            // Five different traces: the seeds 9..13 give different write counts.
+            let w = s.sample(i, |r| r.page_writes as f64);
+            assert!(w.sd() > 0.0, "{:?}", w.values());
+            assert_eq!(s.mean[i].page_writes, w.mean().round() as u64);
+            assert!((s.mean[i].hit_ratio - s.sample(i, |r| r.hit_ratio).mean()).abs() < 1e-12);
+            assert_eq!(s.mean[i].trace, t.label);
+        }
+        // The first seed is the trace's own.
+        assert_eq!(s.per_spec[0][0].trace, t.label);
+        let text = std::fs::read_to_string(dir.path().join("exp.csv")).unwrap();
+        assert!(text.lines().next().unwrap().contains("page_writes_sd"));
+        assert_eq!(text.lines().count(), 3, "a header and one mean row per spec");
+        let all = std::fs::read_to_string(dir.path().join("exp-seeds.csv")).unwrap();
+        assert_eq!(all.lines().count(), 1 + 2 * SEEDS as usize);
+    }
 }
