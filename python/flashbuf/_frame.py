@@ -56,6 +56,10 @@ COLUMNS: Dict[str, str] = {
     "runtime_s": "float64",
     "requests_per_s": "float64",
     "run_id": "string",
+    "write_bound": "Int64",
+    "writes_over_bound": "float64",
+    "time_bound_us": "float64",
+    "time_over_bound": "float64",
 }
 
 #: The columns that measure the machine rather than the simulation (they differ between two
