@@ -56,6 +56,24 @@ impl Trace {
         })
     }
 
+    /// The same generated trace with its seed moved by `k` (the seeds of
+    /// [`crate::runner::Ctx::run_seeded`]); a trace file is returned unchanged.
+    pub fn seeded(&self, k: u64) -> Self {
+        let mut t = self.clone();
+        if let TraceSpec::Generated(g) = &mut t.spec {
+            g.seed = g.seed.wrapping_add(k);
+        }
+        t
+    }
+
+    /// The trace once per seed of a replicated experiment (once for a trace file).
+    pub fn replicas(&self) -> Vec<Self> {
+        match self.spec {
+            TraceSpec::Generated(_) => (0..crate::runner::SEEDS).map(|k| self.seeded(k)).collect(),
+            _ => vec![self.clone()],
+        }
+    }
+
     /// A run of this trace.
     pub fn run(&self, policy: &PolicyConfig, frames: usize, device: &DeviceConfig) -> RunSpec {
         let mut s = RunSpec::new(self.spec.clone(), self.pages, policy.clone(), frames, device.clone());

@@ -89,7 +89,12 @@ impl Sample {
 
     /// `mean ± sd` with `fmt` for both numbers (just the mean for one value).
     pub fn show(&self, fmt: impl Fn(f64) -> String) -> String {
-        if self.n() < 2 { fmt(self.mean()) } else { format!("{} ± {}", fmt(self.mean()), fmt(self.sd())) }
+        if self.n() < 2 {
+            fmt(self.mean())
+        } else {
+            // The spread is a size: no sign, whatever the format of the mean.
+            format!("{} ± {}", fmt(self.mean()), fmt(self.sd()).trim_start_matches('+'))
+        }
     }
 }
 
@@ -266,7 +271,8 @@ pub fn rules_text() -> String {
          else tie;\n\
          * **not comparable**: the paper's setting (its device, its trace, its metric) is not one flashbuf can \
          reproduce, or the paper never used the setting; the row says which.\n\n\
-         Claims whose tolerance reads \"one run\" are not yet replicated: they are judged on the first seed alone.",
+         Where a quantity does not depend on any seed (a real trace, the paper's model with the paper's figures), the \
+         tolerance column says \"deterministic: one run\" and the seeds column 1.",
         n = crate::runner::SEEDS,
         m = crate::runner::SEEDS - 1,
         f = BAND_FACTOR
@@ -289,6 +295,7 @@ mod tests {
         assert_eq!(Sample::one(7.0).sd(), 0.0);
         assert_eq!(a.show(|x| format!("{x:.1}")), "3.0 ± 1.6");
         assert_eq!(Sample::one(7.0).show(|x| format!("{x:.1}")), "7.0");
+        assert_eq!(a.show(|x| format!("{x:+.1}%")), "+3.0% ± 1.6%");
     }
 
     #[test]

@@ -71,19 +71,6 @@ impl Claim {
         }
     }
 
-    /// A claim judged on one run by `ok` (agree if true, disagree if false): a claim not yet
-    /// replicated over seeds, whose tolerance column says so.
-    pub fn judged(paper: impl Into<String>, ours: impl Into<String>, ok: bool, reason: impl Into<String>) -> Self {
-        Claim::check(
-            paper,
-            "direction, one run (not yet replicated over seeds)",
-            ours,
-            1,
-            if ok { Verdict::Agree } else { Verdict::Disagree },
-            reason,
-        )
-    }
-
     /// A claim that cannot be compared.
     pub fn not_comparable(paper: impl Into<String>, ours: impl Into<String>, reason: impl Into<String>) -> Self {
         Claim {
