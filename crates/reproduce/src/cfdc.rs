@@ -184,7 +184,7 @@ pub fn reproduce(ctx: &Ctx) -> Result<Report> {
         ),
         rules: crate::judge::rules_text(),
         warnings: Vec::new(),
-        sections: Vec::new(),
+        sections: vec![crate::examples::cfdc_fig3()],
     };
 
     // Figs. 4–6: buffer size.

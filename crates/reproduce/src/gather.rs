@@ -24,6 +24,9 @@ fn config(quick: bool) -> ExperimentConfig {
         c.measure_writes = 20_000;
         c.pools_percent = vec![5.0, 10.0, 25.0, 50.0, 100.0, 300.0];
     }
+    // The SSD's headline figure is at a 14.5% pool (§6).
+    c.pools_percent.push(14.5);
+    c.pools_percent.sort_by(f64::total_cmp);
     c
 }
 
@@ -122,7 +125,7 @@ pub fn reproduce(ctx: &Ctx) -> Result<Report> {
              of warm-up; devices with the REF paper's timings (0.01 ms read, 0.2 ms write, 2 ms erase, 2 KiB pages, \
              64-page blocks, 8 log blocks). The paper measured a USB key (|L| = 100,000) and an SSD (|L| = 200,000); \
              flashbuf measures simulated log-block FTLs, where the cost of a write is whatever merges it causes.",
-            if ctx.quick { "quick (|L| = 20,000, six pool sizes)" } else { "full" },
+            if ctx.quick { "quick (|L| = 20,000, seven pool sizes)" } else { "full" },
             thousands(cfg.logical_sectors),
             thousands(cfg.measure_writes),
             cfg.warmup_passes
@@ -361,6 +364,95 @@ pub fn reproduce(ctx: &Ctx) -> Result<Report> {
                 "flashbuf's implementation of the paper's model, fed the paper's own device figures",
             )
         }],
+        ..Default::default()
+    });
+
+    // Fig. 7 and the SSD's headline numbers.
+    let small = [1u64, 2, 3, 4, 6, 8];
+    let mut t7b = Vec::new();
+    for (di, d) in devices.iter().enumerate() {
+        let mut line = vec![d.label()];
+        for &x in &small {
+            let c = Sample::new(reps.iter().map(|r| r.0[di].0.cost_ns(x) / r.0[di].0.cost_ns(1)).collect());
+            line.push(c.show(|v| format!("{v:.2}")));
+        }
+        t7b.push(line);
+    }
+    let at145: Vec<String> = devices
+        .iter()
+        .filter_map(|d| {
+            let i =
+                rows.iter().position(|r| r.device == d.label() && r.mode == Mode::Gather && r.pool_percent == 14.5)?;
+            Some(format!(
+                "{}: ×{} ({} writes/s)",
+                d.label(),
+                sample(i, |r| r.speedup).show(|v| format!("{v:.1}")),
+                sample(i, |r| r.writes_per_s).show(|v| format!("{v:.0}"))
+            ))
+        })
+        .collect();
+    let ssd = CostCurve::parametric(256, 1e9 / 134.0)?;
+    let mut t_ssd = Vec::new();
+    let mut at25 = 0.0;
+    for pc in [5.0, 10.0, 14.5, 25.0, 50.0, 100.0, 300.0] {
+        let pool = (200_000.0 * pc / 100.0) as u64;
+        let p = model::predict(200_000, pool, &ssd)?;
+        if pc == 25.0 {
+            at25 = p.writes_per_s / 134.0;
+        }
+        t_ssd.push(vec![
+            format!("{pc}%"),
+            format!("{:.0}", p.writes_per_s),
+            format!("{:.1}", p.writes_per_s / 134.0),
+            format!("{:.2}", p.mean_distance),
+        ]);
+    }
+    let no_interleaving = "flashbuf's simulated devices are one chip without internal parallelism, so a skip costs more \
+                           than a sequential write at every distance (table: cost(d) / cost(1) ≥ 1); the paper explains its \
+                           peak by \"interleaving ... to access multiple internal flash chips in parallel\" and calls it a \
+                           \"singularity\" of its Mtron drive (one of twelve uFLIP SSDs). The setting is not one flashbuf can \
+                           reproduce";
+    let (lo, hi) = band_around(40.0);
+    report.sections.push(Section {
+        title: "Fig. 7 — skip-sequential vs sequential cost, and the SSD's headline numbers".into(),
+        setup: "Upper table: mean cost per write at a fixed small distance d over the cost at d = 1 (sequential), every \
+                seed's probe, per simulated device (the paper's Fig. 7 on its Mtron SSD). Lower table: the §5 model with the \
+                paper's SSD figures (|L| = 200,000, d_max = 256, 134 random writes/s, linear cost up to d_max)."
+            .into(),
+        table: format!(
+            "{}\n{}",
+            markdown_table(&["device", "d=1", "2", "3", "4", "6", "8"], &t7b),
+            markdown_table(&["pool", "predicted writes/s", "× random", "mean distance"], &t_ssd)
+        ),
+        claims: vec![
+            Claim::not_comparable(
+                "§6, Fig. 7 (SSD): \"a skip-sequential access pattern with a distance of 4 sectors between consecutive writes shows relatively good performances\"",
+                format!("cost(4) / cost(1) (table above): {}", t7b.iter().map(|l| format!("{} {}", l[0], l[4])).collect::<Vec<_>>().join(", ")),
+                no_interleaving,
+            ),
+            Claim::not_comparable(
+                "§6 (SSD): \"our optimization reaches 7796 average iops for 4KB logical random writes ... and 14.5% flash overhead\"; \"Compared to physical random writes 134 average iops, performances are improved by ×58\"",
+                format!("the layer at a 14.5% pool: {}", at145.join("; ")),
+                format!("{no_interleaving}; the ×58 rests on that peak (best pool ≈ 29,000 sectors, mean distance 4). Our speedups are shown, not judged"),
+            ),
+            Claim::not_comparable(
+                "§6 (SSD): \"With 16 KiB sectors, experiments give an optimum distance of 2; and about 1.6 for 32 KiB sectors\"",
+                "flashbuf's probe runs 4 KiB sectors; no optimum below the block width exists on its devices (table)",
+                no_interleaving,
+            ),
+            Claim::check(
+                "§6: \"Our model might be closer of what we would expect with a regular SSD, and still shows considerable performances gains, such as a x40 improvement over random writes with 25% flash memory overhead\"",
+                format!(
+                    "deterministic: one run (the model has no seed); the model with the paper's SSD figures at a 25% pool in \
+                     the band ×{lo:.0} … ×{hi:.0} around the paper's ×40"
+                ),
+                format!("the uniform model predicts ×{at25:.1} at 25%"),
+                1,
+                within(&Sample::one(at25), lo, hi),
+                "flashbuf's implementation of the §5 model, fed d_max = 256 and 134 random writes/s, linear cost up to d_max (the \
+                 paper does not give the SSD's curve it used: its own figure may come from the measured curve)",
+            ),
+        ],
         ..Default::default()
     });
     Ok(report)

@@ -10,6 +10,7 @@
 
 pub mod adlru;
 pub mod cfdc;
+pub mod examples;
 mod exp;
 pub mod gather;
 pub mod judge;

@@ -169,7 +169,7 @@ pub fn reproduce(ctx: &Ctx) -> Result<Report> {
         intro,
         rules: crate::judge::rules_text(),
         warnings: Vec::new(),
-        sections: Vec::new(),
+        sections: crate::examples::ref_examples(),
     };
 
     // Fig. 8: normalised execution time.
