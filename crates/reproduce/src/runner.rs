@@ -209,9 +209,21 @@ impl Ctx<'_> {
 
     /// Plots one of this report's CSV files (`<out>/<csv>`) as `spec` says into
     /// `<out>/<name>.svg` and `<out>/<name>.png`; returns the PNG's file name for the report.
+    /// The PNG is rendered at 300 dpi (print size that of the SVG); where the CSV holds a
+    /// `<y>_sd` column for every y column (the seeds' spread), each point gets an error bar of
+    /// ± that much; the series of a line chart are shifted apart by a marker's width so that
+    /// coinciding points do not hide each other.
     pub fn plot(&self, csv: &str, name: &str, spec: &PlotSpec) -> Result<String> {
+        use flashbuf_report::plot::{ChartKind, Figure, Panel};
         let table = CsvTable::read(&self.out.join(csv))?;
-        flashbuf_report::plot::plot(&table, spec, &self.out.join(name))
+        let sd: Vec<String> = spec.y.iter().map(|y| format!("{y}_sd")).collect();
+        let errors = if sd.iter().all(|c| table.column(c).is_ok()) { sd } else { Vec::new() };
+        let mut fig = Figure::single(Panel { spec: spec.clone(), errors, dodge: spec.kind == ChartKind::Line });
+        // Printed at 4/5 of the spec's nominal size (640 × 400 units, 6.7 × 4.2 inches for the
+        // default): a journal column's width at 300 dpi, and committed PNGs of a reasonable size.
+        fig.panel_width = spec.width * 4 / 5;
+        fig.panel_height = spec.height * 4 / 5;
+        flashbuf_report::plot::plot_figure(&table, &fig, &self.out.join(name))
             .map_err(|e| anyhow::anyhow!("plot {name}: {e}"))?;
         Ok(format!("{name}.png"))
     }
