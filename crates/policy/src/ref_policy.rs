@@ -105,7 +105,7 @@
 //! O(ppb). Nothing rescans the buffer.
 
 use crate::blocks::{
-    BlockSize, BlockTable, Ends, Linked, PPB_DOC, link_back, link_before, link_front, parse_ppb, unlink, walk,
+    BlockSize, BlockTable, Ends, Linked, PPB_DOC, link_back, link_before, link_front, parse_ppb, prefetch, unlink, walk,
 };
 use crate::params::{ParamDoc, PolicyParams, fmt_float, parse_fraction, parse_int};
 use crate::replacer::{Access, BlockPad, EvictError, Evictions, FrameId, NIL, Pins, Replacer};
@@ -515,9 +515,18 @@ impl RefCore {
         if e != NIL {
             self.boundary = e;
             self.enter(e);
+            // The next page to enter the window is the new boundary's MRU neighbour: bring its
+            // record into cache now (it is touched at the next hit or eviction in the window).
+            prefetch(&self.fr, self.fr[e as usize].links[LRU][0] as usize);
         } else if f == b {
             self.boundary = self.fr[f as usize].links[LRU][1];
         }
+    }
+
+    /// Brings the record of the block of `page` into cache (a request for it is coming).
+    #[inline(always)]
+    pub(crate) fn prefetch(&self, page: u64) {
+        self.blocks.prefetch_record(self.size.block(page), &self.blk);
     }
 
     #[inline]
@@ -561,17 +570,32 @@ impl RefCore {
         self.fr[frame as usize] =
             Frame { stamp: self.clock, slot: s, off: off as u16, dirty: access.kind.is_write(), ..FREE_FRAME };
         link_front::<LRU, _>(&mut self.fr, &mut self.lru, frame);
-        self.unlist(s);
-        let b = &mut self.blk[s as usize];
-        b.count += 1;
-        b.stamp = self.clock;
         // At the MRU end, `frame` is in the window iff the window covers everything.
         if self.len() <= self.w {
+            self.unlist(s);
+            let b = &mut self.blk[s as usize];
+            b.count += 1;
+            b.stamp = self.clock;
             self.boundary = frame;
             self.fr[frame as usize].in_win = true;
             link_front::<WIN, _>(&mut self.fr, &mut self.blk[s as usize].win, frame);
+            self.relist(s);
+            return;
         }
-        self.relist(s);
+        // Outside the window the block's in-window count stays; it now has a page outside, so
+        // it belongs to `outer`: an `inner` block moves there, an `outer` one (unordered) stays
+        // where it is.
+        let b = &mut self.blk[s as usize];
+        if b.inner && !b.in_vb && b.win.len > 0 {
+            self.unlist(s);
+            let b = &mut self.blk[s as usize];
+            b.count += 1;
+            b.stamp = self.clock;
+            self.relist(s);
+        } else {
+            b.count += 1;
+            b.stamp = self.clock;
+        }
     }
 
     #[inline]
@@ -589,10 +613,16 @@ impl RefCore {
     pub(crate) fn drop_frame(&mut self, frame: FrameId) {
         let s = self.fr[frame as usize].slot;
         // The page stops counting first, so that the block lands in the right list as the page
-        // leaves the window (or, for a page outside it, right away).
-        self.unlist(s);
-        self.blk[s as usize].count -= 1;
-        self.relist(s);
+        // leaves the window (`leave` relists it), or, for a page outside it, right away: into
+        // `inner` if that was its last page outside; an `outer` block that keeps a page outside
+        // stays where it is (`outer` is unordered).
+        let b = &mut self.blk[s as usize];
+        b.count -= 1;
+        if !self.fr[frame as usize].in_win && u32::from(b.count) == b.win.len && b.win.len > 0 && !b.in_vb {
+            // (`unlist` reads the list the block is in from its flags, not from its count.)
+            self.unlist(s);
+            self.relist(s);
+        }
         self.leave_window(frame);
         unlink::<LRU, _>(&mut self.fr, &mut self.lru, frame);
         self.fr[frame as usize].slot = NIL;
@@ -958,6 +988,11 @@ macro_rules! delegate_replacer {
             #[inline]
             fn on_insert(&mut self, frame: FrameId, access: &Access) {
                 self.core.on_insert(frame, access)
+            }
+
+            #[inline(always)]
+            fn prefetch(&self, page: u64) {
+                self.core.prefetch(page)
             }
 
             #[inline]
