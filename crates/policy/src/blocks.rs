@@ -1,7 +1,8 @@
 //! What every block- and cluster-level policy (FAB, BPLRU, REF, BP-REF, CFDC) shares:
 //! `BlockTable` (block number → dense slot: direct-mapped for small block numbers, hashed
 //! otherwise), intrusive lists whose links live inside per-frame and per-block records
-//! (`Linked`, `Ends`: one cache line per record touched), and the `ppb` parameter.
+//! (`Linked`, `Ends`: one cache line per record touched), the per-frame record `PageRec`, and
+//! the `ppb` parameter.
 
 use crate::params::{ParamDoc, parse_int};
 use crate::replacer::NIL;
@@ -93,6 +94,35 @@ pub(crate) fn link_before<const L: usize, T: Linked<L>>(recs: &mut [T], ends: &m
         recs[p as usize].links_mut()[1] = n;
     }
     ends.len += 1;
+}
+
+/// Per-frame state of the block-level policies, one cache line: the links in its block's page
+/// list, its page, its block slot and dirty bit.
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(32))]
+pub(crate) struct PageRec {
+    /// `[towards the front, towards the back]` of the block's page list.
+    pub(crate) links: [u32; 2],
+    pub(crate) page: u64,
+    /// Block slot, or NIL when the frame is free.
+    pub(crate) slot: u32,
+    pub(crate) dirty: bool,
+}
+
+impl PageRec {
+    /// A free frame.
+    pub(crate) const FREE: PageRec = PageRec { links: [NIL; 2], page: 0, slot: NIL, dirty: false };
+}
+
+impl Linked<0> for PageRec {
+    #[inline]
+    fn links(&self) -> [u32; 2] {
+        self.links
+    }
+    #[inline]
+    fn links_mut(&mut self) -> &mut [u32; 2] {
+        &mut self.links
+    }
 }
 
 /// Walks the list `ends` from the front and checks links and length; returns its records.

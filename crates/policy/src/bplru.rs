@@ -30,18 +30,13 @@
 //!   pinned only its unpinned pages leave, each dirty one written by itself, without padding (a
 //!   whole-block write needs every buffered page of the block). The block keeps its LRU place.
 //!
-//! State: an LRU list of blocks; one record per block (page count, LRU links, dirty count,
-//! sequence offset), one per frame (page, block slot, dirty bit), and a frame table per block
-//! slot indexed by page offset (as FAB's). Hits and insertions are O(1) (plus one table lookup per
-//! insertion); a block eviction scans its block's `ppb` table entries, which yields the victims
-//! already in page order and touches their frame records independently of each other (a linked
-//! page list per block made eviction a chain of dependent cache misses, then a sort).
-//!
-//! Memory: the frame tables take `4 × ppb` bytes per block slot, reserved for `capacity` slots
-//! but zero-initialised, so the operating system backs only the slots ever used at once (slots
-//! are handed out lowest first): at most `4 × ppb × min(capacity, blocks touched)` bytes.
+//! State: an LRU list of blocks; one record per block (its page list, LRU links, dirty count,
+//! sequence offset) and one per frame. Hits and insertions are O(1) (plus one table lookup per
+//! insertion); a block eviction is O(ppb log ppb).
 
-use crate::blocks::{BlockSize, BlockTable, Ends, Linked, PPB_DOC, link_back, link_front, parse_ppb, unlink, walk};
+use crate::blocks::{
+    BlockSize, BlockTable, Ends, Linked, PPB_DOC, PageRec, link_back, link_front, parse_ppb, unlink, walk,
+};
 use crate::params::{ParamDoc, PolicyParams};
 use crate::replacer::{Access, BlockPad, EvictError, Evictions, FrameId, NIL, Pins, Replacer};
 
@@ -81,8 +76,7 @@ impl PolicyParams for BplruConfig {
 #[derive(Clone, Copy, Debug)]
 #[repr(C, align(32))]
 struct BplruBlock {
-    /// Buffered pages of the block.
-    count: u32,
+    pages: Ends,
     /// Links in the block LRU list (`[towards MRU, towards LRU]`).
     lru: [u32; 2],
     /// Dirty buffered pages.
@@ -102,21 +96,6 @@ impl Linked<0> for BplruBlock {
     }
 }
 
-const NEW_BLOCK: BplruBlock = BplruBlock { count: 0, lru: [NIL; 2], dirty_pages: 0, seq_next: 0 };
-
-/// Per-frame state of BPLRU.
-#[derive(Clone, Copy, Debug)]
-struct BplruFrame {
-    page: u64,
-    /// Block slot, or NIL when the frame is free.
-    slot: u32,
-    dirty: bool,
-}
-
-impl BplruFrame {
-    const FREE: BplruFrame = BplruFrame { page: 0, slot: NIL, dirty: false };
-}
-
 /// The BPLRU policy.
 #[derive(Clone, Debug)]
 pub struct Bplru {
@@ -124,23 +103,13 @@ pub struct Bplru {
     size: BlockSize,
     blocks: BlockTable,
     blk: Vec<BplruBlock>,
-    /// Frame table of each block slot: entry `slot × ppb + offset` is the frame holding that
-    /// page plus one, or 0.
-    offs: Vec<u32>,
     /// Block slots in LRU order (front = MRU).
     lru: Ends,
-    fr: Vec<BplruFrame>,
+    fr: Vec<PageRec>,
     len: usize,
 }
 
 impl Bplru {
-    /// The frame-table entries of block slot `slot`.
-    #[inline]
-    fn table(&self, slot: u32) -> std::ops::Range<usize> {
-        let ppb = self.ppb as usize;
-        slot as usize * ppb..(slot as usize + 1) * ppb
-    }
-
     /// Records an access to `frame` of block `slot` and moves the block.
     #[inline]
     fn touch(&mut self, frame: FrameId, slot: u32, access: &Access) {
@@ -168,43 +137,15 @@ impl Bplru {
         }
     }
 
-    /// Whether block `slot` has an unpinned and a pinned page.
-    fn pin_state<P: Pins + ?Sized>(&self, slot: u32, pins: &P) -> (bool, bool) {
-        let (mut unpinned, mut pinned) = (false, false);
-        let (mut seen, count) = (0, self.blk[slot as usize].count);
-        for &e in &self.offs[self.table(slot)] {
-            if e == 0 {
-                continue;
-            }
-            if pins.is_pinned(e - 1) {
-                pinned = true;
-            } else {
-                unpinned = true;
-            }
-            seen += 1;
-            if seen == count {
-                break;
-            }
-        }
-        (unpinned, pinned)
-    }
-
-    /// Forgets `frame`, table entry `entry` of its block (the caller releases an emptied block).
-    #[inline]
-    fn drop_frame(&mut self, frame: FrameId, entry: usize) {
-        let BplruFrame { slot: s, dirty, .. } = self.fr[frame as usize];
-        self.offs[entry] = 0;
+    fn drop_frame(&mut self, frame: FrameId) {
+        let PageRec { slot: s, dirty, .. } = self.fr[frame as usize];
+        unlink::<0, _>(&mut self.fr, &mut self.blk[s as usize].pages, frame);
         self.fr[frame as usize].slot = NIL;
-        let b = &mut self.blk[s as usize];
-        b.dirty_pages -= u32::from(dirty);
-        b.count -= 1;
+        if dirty {
+            self.blk[s as usize].dirty_pages -= 1;
+        }
         self.len -= 1;
-    }
-
-    /// Releases block `s` if it has no page left.
-    #[inline]
-    fn release_if_empty(&mut self, s: u32) {
-        if self.blk[s as usize].count == 0 {
+        if self.blk[s as usize].pages.len == 0 {
             unlink::<0, _>(&mut self.blk, &mut self.lru, s);
             self.blocks.release(s);
         }
@@ -235,11 +176,9 @@ impl Replacer for Bplru {
             ppb: config.ppb.max(1) as u64,
             size: BlockSize::new(config.ppb.max(1) as u64),
             blocks: BlockTable::new(capacity),
-            blk: vec![NEW_BLOCK; capacity],
-            // Zero-initialised: pages of the reservation never used are never backed.
-            offs: vec![0; capacity * config.ppb.max(1) as usize],
+            blk: vec![BplruBlock { pages: Ends::EMPTY, lru: [NIL; 2], dirty_pages: 0, seq_next: 0 }; capacity],
             lru: Ends::EMPTY,
-            fr: vec![BplruFrame::FREE; capacity],
+            fr: vec![PageRec::FREE; capacity],
             len: 0,
         }
     }
@@ -254,14 +193,11 @@ impl Replacer for Bplru {
     fn on_insert(&mut self, frame: FrameId, access: &Access) {
         let (s, created) = self.blocks.get_or_insert(self.size.block(access.page));
         if created {
-            self.blk[s as usize] = NEW_BLOCK;
+            self.blk[s as usize] = BplruBlock { pages: Ends::EMPTY, lru: [NIL; 2], dirty_pages: 0, seq_next: 0 };
             link_front::<0, _>(&mut self.blk, &mut self.lru, s);
         }
-        self.fr[frame as usize] = BplruFrame { page: access.page, slot: s, dirty: false };
-        let entry = s as usize * self.ppb as usize + self.size.offset(access.page) as usize;
-        debug_assert_eq!(self.offs[entry], 0, "page {} inserted twice", access.page);
-        self.offs[entry] = frame + 1;
-        self.blk[s as usize].count += 1;
+        self.fr[frame as usize] = PageRec { page: access.page, slot: s, ..PageRec::FREE };
+        link_back::<0, _>(&mut self.fr, &mut self.blk[s as usize].pages, frame);
         self.len += 1;
         self.touch(frame, s, access);
     }
@@ -280,13 +216,25 @@ impl Replacer for Bplru {
         if self.len == 0 {
             return Err(EvictError::Empty);
         }
+        // One walk over each candidate block's pages collects its unpinned ones (a dependent
+        // chain of frame records: walked once).
+        let start = out.victims.len();
         let mut s = self.lru.tail;
         let any_pinned = loop {
             if s == NIL {
                 return Err(EvictError::AllPinned);
             }
-            let (unpinned, pinned) = self.pin_state(s, pins);
-            if unpinned {
+            let mut pinned = false;
+            let mut f = self.blk[s as usize].pages.head;
+            while f != NIL {
+                if pins.is_pinned(f) {
+                    pinned = true;
+                } else {
+                    out.victims.push(f);
+                }
+                f = self.fr[f as usize].links[1];
+            }
+            if out.victims.len() > start {
                 break pinned;
             }
             s = self.blk[s as usize].lru[0];
@@ -294,31 +242,17 @@ impl Replacer for Bplru {
         if !any_pinned && self.blk[s as usize].dirty_pages > 0 {
             out.pad = Some(BlockPad { first_page: self.blocks.key(s) * self.ppb, pages: self.ppb as u32 });
         }
-        // Scanning the table by offset yields the victims in page order.
-        let (mut seen, count) = (0, self.blk[s as usize].count);
-        for i in self.table(s) {
-            let e = self.offs[i];
-            if e == 0 {
-                continue;
-            }
-            seen += 1;
-            if !pins.is_pinned(e - 1) {
-                self.drop_frame(e - 1, i);
-                out.victims.push(e - 1);
-            }
-            if seen == count {
-                break;
-            }
+        let fr = &self.fr;
+        out.victims[start..].sort_unstable_by_key(|&f| fr[f as usize].page);
+        for i in start..out.victims.len() {
+            self.drop_frame(out.victims[i]);
         }
-        self.release_if_empty(s);
         Ok(())
     }
 
     fn remove(&mut self, frame: FrameId) {
-        let BplruFrame { page, slot: s, .. } = self.fr[frame as usize];
-        if s != NIL {
-            self.drop_frame(frame, s as usize * self.ppb as usize + self.size.offset(page) as usize);
-            self.release_if_empty(s);
+        if self.fr[frame as usize].slot != NIL {
+            self.drop_frame(frame);
         }
     }
 
@@ -341,22 +275,17 @@ impl Replacer for Bplru {
                 return Err(format!("bplru: live block {block} is not in the LRU list"));
             }
             let b = self.blk[s as usize];
-            let mut pages = Vec::new();
+            let pages = walk::<0, _>(&self.fr, &b.pages)?;
             let mut d = 0u32;
-            for (o, &e) in self.offs[self.table(s)].iter().enumerate() {
-                if e == 0 {
-                    continue;
-                }
-                let f = e - 1;
-                let r = self.fr.get(f as usize).copied().unwrap_or(BplruFrame::FREE);
-                if r.slot != s || r.page != block * self.ppb + o as u64 {
-                    return Err(format!("bplru: frame {f} at offset {o} of block {block} belongs elsewhere"));
+            for &f in &pages {
+                let r = self.fr[f as usize];
+                if r.slot != s || r.page / self.ppb != block {
+                    return Err(format!("bplru: frame {f} chained under block {block} but belongs elsewhere"));
                 }
                 d += r.dirty as u32;
-                pages.push(f);
             }
-            if pages.is_empty() || pages.len() != b.count as usize {
-                return Err(format!("bplru: live block {block} holds {} pages, counts {}", pages.len(), b.count));
+            if pages.is_empty() {
+                return Err(format!("bplru: live block {block} holds no page"));
             }
             if d != b.dirty_pages {
                 return Err(format!("bplru: block {block} counts {} dirty pages, {d} found", b.dirty_pages));
