@@ -309,6 +309,17 @@ impl BlockTable {
         }
     }
 
+    /// Hints the CPU to bring the record `recs[slot]` of block `key` into cache, when the key is
+    /// direct-mapped and live (one load of the small direct map; changes nothing).
+    #[inline(always)]
+    pub(crate) fn prefetch_record<T>(&self, key: u64, recs: &[T]) {
+        if let Some(&s) = self.dense.get(key as usize)
+            && s != NIL
+        {
+            prefetch(recs, s as usize);
+        }
+    }
+
     /// The block number of a live slot.
     #[inline]
     pub(crate) fn key(&self, slot: u32) -> u64 {

@@ -137,20 +137,6 @@ impl Bplru {
         }
     }
 
-    fn pin_state<P: Pins + ?Sized>(&self, slot: u32, pins: &P) -> (bool, bool) {
-        let (mut unpinned, mut pinned) = (false, false);
-        let mut f = self.blk[slot as usize].pages.head;
-        while f != NIL {
-            if pins.is_pinned(f) {
-                pinned = true;
-            } else {
-                unpinned = true;
-            }
-            f = self.fr[f as usize].links[1];
-        }
-        (unpinned, pinned)
-    }
-
     fn drop_frame(&mut self, frame: FrameId) {
         let PageRec { slot: s, dirty, .. } = self.fr[frame as usize];
         unlink::<0, _>(&mut self.fr, &mut self.blk[s as usize].pages, frame);
@@ -216,6 +202,11 @@ impl Replacer for Bplru {
         self.touch(frame, s, access);
     }
 
+    #[inline(always)]
+    fn prefetch(&self, page: u64) {
+        self.blocks.prefetch_record(self.size.block(page), &self.blk);
+    }
+
     fn victims<P: Pins + ?Sized>(
         &mut self,
         _incoming: &Access,
@@ -225,27 +216,31 @@ impl Replacer for Bplru {
         if self.len == 0 {
             return Err(EvictError::Empty);
         }
+        // One walk over each candidate block's pages collects its unpinned ones (a dependent
+        // chain of frame records: walked once).
+        let start = out.victims.len();
         let mut s = self.lru.tail;
         let any_pinned = loop {
             if s == NIL {
                 return Err(EvictError::AllPinned);
             }
-            let (unpinned, pinned) = self.pin_state(s, pins);
-            if unpinned {
+            let mut pinned = false;
+            let mut f = self.blk[s as usize].pages.head;
+            while f != NIL {
+                if pins.is_pinned(f) {
+                    pinned = true;
+                } else {
+                    out.victims.push(f);
+                }
+                f = self.fr[f as usize].links[1];
+            }
+            if out.victims.len() > start {
                 break pinned;
             }
             s = self.blk[s as usize].lru[0];
         };
         if !any_pinned && self.blk[s as usize].dirty_pages > 0 {
             out.pad = Some(BlockPad { first_page: self.blocks.key(s) * self.ppb, pages: self.ppb as u32 });
-        }
-        let start = out.victims.len();
-        let mut f = self.blk[s as usize].pages.head;
-        while f != NIL {
-            if !pins.is_pinned(f) {
-                out.victims.push(f);
-            }
-            f = self.fr[f as usize].links[1];
         }
         let fr = &self.fr;
         out.victims[start..].sort_unstable_by_key(|&f| fr[f as usize].page);

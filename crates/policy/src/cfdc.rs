@@ -64,13 +64,13 @@
 //!
 //! State: one record per frame (links of the one list it is in — working region, clean queue or
 //! its cluster —, page, place, dirty bit) and one per cluster (members, dividend sum, last page,
-//! packed Formula 1 key), a block table from cluster numbers to cluster slots, and the tournament
+//! timestamp: 32 bytes, Formula 1's key derived from them), a block table from cluster numbers to cluster slots, and the tournament
 //! over cluster slots (two 32-byte nodes per cache line). Hits and insertions cost O(1) plus, for
 //! pages moving through clusters, one table lookup and a tournament path update, O(log B)
 //! (usually a few levels: the walk stops at the first node that does not change); a selection
 //! replays only the comparisons that expired.
 
-use crate::blocks::{BlockSize, BlockTable, Ends, Linked, MAX_PPB, link_back, link_front, unlink, walk};
+use crate::blocks::{BlockSize, BlockTable, Ends, Linked, MAX_PPB, link_back, link_front, prefetch, unlink, walk};
 use crate::params::{ParamDoc, PolicyParams, fmt_float, parse_fraction, parse_int};
 use crate::replacer::{Access, EvictError, Evictions, FrameId, NIL, Pins, Replacer};
 
@@ -289,18 +289,30 @@ impl Linked<0> for Frame {
     }
 }
 
-/// Per-cluster state, one cache line.
+/// Per-cluster state, half a cache line (two clusters share one: the records of the live
+/// clusters take half the cache a 64-byte record did).
 #[derive(Clone, Copy, Debug)]
-#[repr(C, align(64))]
+#[repr(C, align(32))]
 struct Cluster {
     /// Members, front = first to enter (`p_0`).
     members: Ends,
-    /// Σ |p_i − p_{i−1}| over consecutive members.
-    sum: u64,
+    /// Σ |p_i − p_{i−1}| over consecutive members (below `n · MAX_CLUSTER_SIZE ≤ 2²⁴`).
+    sum: u32,
     /// Page of the last member (the next member's distance is taken from it).
     last_page: u64,
-    /// Formula 1's dividend, n² and timestamp.
-    key: Key,
+    /// `globaltime` at creation.
+    ts: u64,
+}
+
+const _: () = assert!(size_of::<Cluster>() == 32);
+
+impl Cluster {
+    /// Formula 1's key: the dividend (1 for a single page), n² and the timestamp.
+    #[inline]
+    fn key(&self) -> Key {
+        let n = self.members.len;
+        Key { d: if n == 1 { 1 } else { self.sum }, nn: n * n, ts: self.ts }
+    }
 }
 
 const FREE_FRAME: Frame = Frame { links: [NIL; 2], page: 0, place: NIL, dirty: false };
@@ -327,14 +339,10 @@ pub struct Cfdc {
 }
 
 impl Cfdc {
-    /// Packs the Formula 1 key of cluster `s` after its members changed.
+    /// The Formula 1 key of cluster `s`.
     #[inline]
-    fn refresh(&mut self, s: u32) -> Key {
-        let c = &mut self.cl[s as usize];
-        let n = c.members.len;
-        c.key.d = if n == 1 { 1 } else { c.sum as u32 };
-        c.key.nn = n * n;
-        c.key
+    fn refresh(&self, s: u32) -> Key {
+        self.cl[s as usize].key()
     }
 
     /// Moves the working region's LRU page into the priority region.
@@ -342,6 +350,8 @@ impl Cfdc {
     fn displace(&mut self) {
         let f = self.work.tail;
         unlink::<0, _>(&mut self.fr, &mut self.work, f);
+        // The next page to be displaced is the new LRU page: bring its record into cache.
+        prefetch(&self.fr, self.work.tail as usize);
         let Frame { page, dirty, .. } = self.fr[f as usize];
         if !dirty {
             self.fr[f as usize].place = IN_CLEAN;
@@ -351,15 +361,10 @@ impl Cfdc {
         let (s, created) = self.clusters.get_or_insert(self.cluster_size.block(page));
         let c = &mut self.cl[s as usize];
         if created {
-            *c = Cluster {
-                members: Ends::EMPTY,
-                sum: 0,
-                last_page: page,
-                key: Key { d: 0, nn: 0, ts: self.globaltime },
-            };
+            *c = Cluster { members: Ends::EMPTY, sum: 0, last_page: page, ts: self.globaltime };
         }
         if c.members.len > 0 {
-            c.sum += c.last_page.abs_diff(page);
+            c.sum += c.last_page.abs_diff(page) as u32;
         }
         c.last_page = page;
         link_back::<0, _>(&mut self.fr, &mut self.cl[s as usize].members, f);
@@ -385,16 +390,16 @@ impl Cfdc {
         let c = &mut self.cl[s as usize];
         if p != NIL {
             let pp = self.fr[p as usize].page;
-            c.sum -= pp.abs_diff(page);
+            c.sum -= pp.abs_diff(page) as u32;
             if q == NIL {
                 c.last_page = pp;
             }
         }
         if q != NIL {
             let qp = self.fr[q as usize].page;
-            c.sum -= page.abs_diff(qp);
+            c.sum -= page.abs_diff(qp) as u32;
             if p != NIL {
-                c.sum += self.fr[p as usize].page.abs_diff(qp);
+                c.sum += self.fr[p as usize].page.abs_diff(qp) as u32;
             }
         }
         unlink::<0, _>(&mut self.fr, &mut self.cl[s as usize].members, f);
@@ -459,7 +464,7 @@ impl Cfdc {
             self.skipped.push(s);
         }
         while let Some(s) = self.skipped.pop() {
-            self.tour.set(s, Some(self.cl[s as usize].key), self.globaltime);
+            self.tour.set(s, Some(self.cl[s as usize].key()), self.globaltime);
         }
         victim
     }
@@ -471,7 +476,7 @@ impl Cfdc {
 
     /// Formula 1's dividend of cluster number `cluster` (1 for a single page), if it exists.
     pub fn dividend(&self, cluster: u64) -> Option<u64> {
-        self.clusters.get(cluster).map(|s| self.cl[s as usize].key.d as u64)
+        self.clusters.get(cluster).map(|s| self.cl[s as usize].key().d as u64)
     }
 
     /// The pages of cluster number `cluster` in the order they entered it.
@@ -494,7 +499,7 @@ impl Cfdc {
         if s == self.zeroed {
             return Some((0, 1));
         }
-        let k = self.cl[s as usize].key;
+        let k = self.cl[s as usize].key();
         let (num, den) = (k.d as u64, k.nn as u64 * (self.globaltime - k.ts));
         let g = gcd(num, den);
         Some((num / g, den / g))
@@ -502,7 +507,7 @@ impl Cfdc {
 
     /// Timestamp of cluster number `cluster`.
     pub fn timestamp(&self, cluster: u64) -> Option<u64> {
-        self.clusters.get(cluster).map(|s| self.cl[s as usize].key.ts)
+        self.clusters.get(cluster).map(|s| self.cl[s as usize].ts)
     }
 }
 
@@ -518,7 +523,7 @@ impl Replacer for Cfdc {
 
     fn new(capacity: usize, config: &CfdcConfig) -> Self {
         let priority = (config.pw * capacity as f64).round() as usize;
-        let empty = Cluster { members: Ends::EMPTY, sum: 0, last_page: 0, key: Key::default() };
+        let empty = Cluster { members: Ends::EMPTY, sum: 0, last_page: 0, ts: 0 };
         Cfdc {
             work_max: capacity - priority.min(capacity),
             cluster_pages: config.cluster.max(1) as u64,
@@ -577,7 +582,12 @@ impl Replacer for Cfdc {
                 None => self.first_unpinned(self.work.tail, pins, false).ok_or(EvictError::AllPinned)?,
             },
         };
+        // The next victim of the same list (the clean queue and the working region are taken
+        // from the back, clusters from the front): bring its record into cache.
+        let Frame { links: [towards_front, towards_back], place, .. } = self.fr[victim as usize];
+        let next = if place == IN_CLEAN || place == IN_WORK { towards_front } else { towards_back };
         self.detach(victim);
+        prefetch(&self.fr, next as usize);
         self.len -= 1;
         out.victims.push(victim);
         Ok(())
@@ -627,13 +637,13 @@ impl Replacer for Cfdc {
                 }
             }
             let n = members.len() as u32;
-            if n == 0 || sum != c.sum || c.last_page != self.fr[*members.last().unwrap() as usize].page {
+            if n == 0 || sum != u64::from(c.sum) || c.last_page != self.fr[*members.last().unwrap() as usize].page {
                 return Err(format!(
                     "cfdc: cluster {cluster}: sum {} or last page recorded wrong ({sum} found)",
                     c.sum
                 ));
             }
-            let key = c.key;
+            let key = c.key();
             if key.ts >= self.globaltime {
                 return Err(format!("cfdc: cluster {cluster} timestamp {} not before globaltime", key.ts));
             }
@@ -644,7 +654,7 @@ impl Replacer for Cfdc {
             if (s == self.zeroed) != (leaf.win == NIL) || (leaf.win != NIL && leaf.key != key) {
                 return Err(format!("cfdc: cluster {cluster} tournament leaf disagrees with the cluster"));
             }
-            if s != self.zeroed && (best == NIL || Key::before(key, self.cl[best as usize].key, self.globaltime)) {
+            if s != self.zeroed && (best == NIL || Key::before(key, self.cl[best as usize].key(), self.globaltime)) {
                 best = s;
             }
             in_clusters += members.len();

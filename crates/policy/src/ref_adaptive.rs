@@ -316,6 +316,11 @@ impl Replacer for RefAdaptive {
         self.served(!access.kind.is_write());
     }
 
+    #[inline(always)]
+    fn prefetch(&self, page: u64) {
+        self.core.prefetch(page)
+    }
+
     #[inline]
     fn victims<P: Pins + ?Sized>(
         &mut self,

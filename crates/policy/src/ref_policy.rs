@@ -68,7 +68,10 @@
 //!   records (frame in that block at that offset, as many as the block's count). A host without a
 //!   page table ([`crate::NoPins`], a bare pin slice) gets no padding: one page is evicted as REF
 //!   does. Keeping a per-block frame table instead costs a store per insertion, which made
-//!   BP-REF a quarter slower than REF for the ~0.01% of requests that pad.
+//!   BP-REF a quarter slower than REF for the ~0.01% of requests that pad. A count of each
+//!   block's dirty pages (2 bytes a block, apart from the block records) tells a clean block
+//!   without asking the page table `ppb` times (the adaptive REF, whose threshold can fall to
+//!   0, asked it on most evictions of a read-only trace, only to find nothing to write).
 //! * Default padding threshold: 0.4, the paper's best value under FAST (§V, Fig. 11), the FTL
 //!   whose block associativity BP-REF targets (§IV: "especially under the FAST scheme");
 //!   use `pad=0.1` for BAST (its best value there).
@@ -105,7 +108,7 @@
 //! O(ppb). Nothing rescans the buffer.
 
 use crate::blocks::{
-    BlockSize, BlockTable, Ends, Linked, PPB_DOC, link_back, link_before, link_front, parse_ppb, unlink, walk,
+    BlockSize, BlockTable, Ends, Linked, PPB_DOC, link_back, link_before, link_front, parse_ppb, prefetch, unlink, walk,
 };
 use crate::params::{ParamDoc, PolicyParams, fmt_float, parse_fraction, parse_int};
 use crate::replacer::{Access, BlockPad, EvictError, Evictions, FrameId, NIL, Pins, Replacer};
@@ -281,6 +284,11 @@ pub(crate) struct RefCore {
     /// Per block slot: `selections + 1` when a dirty page of the block was last evicted without
     /// padding, so that an episode counts once per block and selection.
     episode_of: Vec<u32>,
+    /// Per block slot: its buffered dirty pages (BP-REF pads only a block holding one; a clean
+    /// block is then recognised without asking the host's page table for its `ppb` pages).
+    /// A separate small array (2 bytes a block), touched only by writes and by evictions of
+    /// dirty pages.
+    dirty_pages: Vec<u16>,
 }
 
 /// Running counts of what REF's evictions wrote, kept by [`RefCore`].
@@ -339,6 +347,7 @@ impl RefCore {
             events: EvictionEvents::default(),
             selections: 0,
             episode_of: vec![0; slots],
+            dirty_pages: vec![0; slots],
         }
     }
 
@@ -515,18 +524,31 @@ impl RefCore {
         if e != NIL {
             self.boundary = e;
             self.enter(e);
+            // The next page to enter the window is the new boundary's MRU neighbour: bring its
+            // record into cache now (it is touched at the next hit or eviction in the window).
+            prefetch(&self.fr, self.fr[e as usize].links[LRU][0] as usize);
         } else if f == b {
             self.boundary = self.fr[f as usize].links[LRU][1];
         }
+    }
+
+    /// Brings the record of the block of `page` into cache (a request for it is coming).
+    #[inline(always)]
+    pub(crate) fn prefetch(&self, page: u64) {
+        self.blocks.prefetch_record(self.size.block(page), &self.blk);
     }
 
     #[inline]
     pub(crate) fn on_hit(&mut self, frame: FrameId, access: &Access) {
         self.clock += 1;
         let fr = &mut self.fr[frame as usize];
+        let newly_dirty = access.kind.is_write() && !fr.dirty;
         fr.dirty |= access.kind.is_write();
         fr.stamp = self.clock;
         let (s, in_win) = (fr.slot, fr.in_win);
+        if newly_dirty {
+            self.dirty_pages[s as usize] += 1;
+        }
         // A page outside the window belongs to an `outer` block (or a victim block): no list
         // order depends on its latest access.
         self.blk[s as usize].stamp = self.clock;
@@ -560,18 +582,36 @@ impl RefCore {
         self.clock += 1;
         self.fr[frame as usize] =
             Frame { stamp: self.clock, slot: s, off: off as u16, dirty: access.kind.is_write(), ..FREE_FRAME };
+        if access.kind.is_write() {
+            self.dirty_pages[s as usize] += 1;
+        }
         link_front::<LRU, _>(&mut self.fr, &mut self.lru, frame);
-        self.unlist(s);
-        let b = &mut self.blk[s as usize];
-        b.count += 1;
-        b.stamp = self.clock;
         // At the MRU end, `frame` is in the window iff the window covers everything.
         if self.len() <= self.w {
+            self.unlist(s);
+            let b = &mut self.blk[s as usize];
+            b.count += 1;
+            b.stamp = self.clock;
             self.boundary = frame;
             self.fr[frame as usize].in_win = true;
             link_front::<WIN, _>(&mut self.fr, &mut self.blk[s as usize].win, frame);
+            self.relist(s);
+            return;
         }
-        self.relist(s);
+        // Outside the window the block's in-window count stays; it now has a page outside, so
+        // it belongs to `outer`: an `inner` block moves there, an `outer` one (unordered) stays
+        // where it is.
+        let b = &mut self.blk[s as usize];
+        if b.inner && !b.in_vb && b.win.len > 0 {
+            self.unlist(s);
+            let b = &mut self.blk[s as usize];
+            b.count += 1;
+            b.stamp = self.clock;
+            self.relist(s);
+        } else {
+            b.count += 1;
+            b.stamp = self.clock;
+        }
     }
 
     #[inline]
@@ -580,6 +620,7 @@ impl RefCore {
         if created {
             self.blk[s as usize] = NEW_BLOCK;
             self.episode_of[s as usize] = 0;
+            self.dirty_pages[s as usize] = 0;
         }
         s
     }
@@ -589,10 +630,19 @@ impl RefCore {
     pub(crate) fn drop_frame(&mut self, frame: FrameId) {
         let s = self.fr[frame as usize].slot;
         // The page stops counting first, so that the block lands in the right list as the page
-        // leaves the window (or, for a page outside it, right away).
-        self.unlist(s);
-        self.blk[s as usize].count -= 1;
-        self.relist(s);
+        // leaves the window (`leave` relists it), or, for a page outside it, right away: into
+        // `inner` if that was its last page outside; an `outer` block that keeps a page outside
+        // stays where it is (`outer` is unordered).
+        if self.fr[frame as usize].dirty {
+            self.dirty_pages[s as usize] -= 1;
+        }
+        let b = &mut self.blk[s as usize];
+        b.count -= 1;
+        if !self.fr[frame as usize].in_win && u32::from(b.count) == b.win.len && b.win.len > 0 && !b.in_vb {
+            // (`unlist` reads the list the block is in from its flags, not from its count.)
+            self.unlist(s);
+            self.relist(s);
+        }
         self.leave_window(frame);
         unlink::<LRU, _>(&mut self.fr, &mut self.lru, frame);
         self.fr[frame as usize].slot = NIL;
@@ -762,6 +812,7 @@ impl RefCore {
         let s = self.fr[f as usize].slot;
         if let Some(above) = self.pad_above
             && self.blk[s as usize].win.len > above
+            && self.dirty_pages[s as usize] > 0
         {
             // The host's page table, asked page by page, yields the block's pages in page order;
             // every answer must be a frame of this block at that offset, and all of them found.
@@ -822,6 +873,7 @@ impl RefCore {
         // Per slot: buffered pages and in-window pages found along the LRU list.
         let (mut pages, mut inside) = (vec![0u32; self.blk.len()], vec![0u32; self.blk.len()]);
         let mut newest = vec![0u64; self.blk.len()];
+        let mut dirty = vec![0u32; self.blk.len()];
         let mut last_stamp = u64::MAX;
         for (i, &f) in order.iter().enumerate() {
             let fr = self.fr[f as usize];
@@ -834,6 +886,7 @@ impl RefCore {
             }
             let s = fr.slot as usize;
             pages[s] += 1;
+            dirty[s] += u32::from(fr.dirty);
             newest[s] = newest[s].max(fr.stamp);
             let from_lru = len - 1 - i;
             if fr.in_win != (from_lru < want) {
@@ -889,6 +942,12 @@ impl RefCore {
             let n = inside[s as usize];
             if fifo.len() != n as usize {
                 return Err(format!("ref: block {block} has {n} pages in the window, {} in its FIFO", fifo.len()));
+            }
+            if dirty[s as usize] != u32::from(self.dirty_pages[s as usize]) {
+                return Err(format!(
+                    "ref: block {block} counts {} dirty pages, {} found",
+                    self.dirty_pages[s as usize], dirty[s as usize]
+                ));
             }
             if pages[s as usize] != u32::from(b.count) {
                 return Err(format!("ref: block {block} counts {} pages, {} buffered", b.count, pages[s as usize]));
@@ -958,6 +1017,11 @@ macro_rules! delegate_replacer {
             #[inline]
             fn on_insert(&mut self, frame: FrameId, access: &Access) {
                 self.core.on_insert(frame, access)
+            }
+
+            #[inline(always)]
+            fn prefetch(&self, page: u64) {
+                self.core.prefetch(page)
             }
 
             #[inline]
