@@ -13,7 +13,8 @@
 //! * **Shadows** (miniature simulation, Waldspurger et al., USENIX ATC 2017): every expert runs
 //!   on the requests whose flash block a hash keeps (rate `R`), in a buffer of `round(C · R)`
 //!   frames, over a simulated device of the run's class (same FTL, chip latencies from the
-//!   profile, same number of log blocks), and its device time is measured
+//!   profile, same number of log blocks, the run's size scaled by `R`), and its device time is
+//!   measured
 //!   ([`crate::shadow::Shadow`]). Sampling by flash block keeps every block whole, so the
 //!   block-level experts and the FTLs see what they would see at full size.
 //! * **Leader**: the real buffer is managed by one expert at a time. At the end of each epoch the
@@ -31,22 +32,31 @@
 //!   `docs/curves.md`). Buffers of up to `F` frames are shadowed in full (`R = 1`).
 //! * **Sampling**: a page is sampled when `mix(page / ppb) < R · 2⁶⁴`, `mix` the SplitMix64
 //!   finaliser (deterministic: the same trace gives the same choices).
-//! * **Epoch**: `8 ·` (miniature buffer) sampled requests, so each shadow turns its buffer over
-//!   several times between decisions. **Score**: each shadow's device time per epoch, decayed by
-//!   half every epoch (a memory of about two epochs, so a workload's phases are followed).
-//!   **Hysteresis**: a switch needs a score 5% below the leader's (about the sampling error of
-//!   miniature simulation at these sizes), so that two experts that tie do not alternate.
+//! * **Epoch**: `2 ·` (miniature buffer) sampled requests. **Score**: each shadow's device time
+//!   *plus the write-backs it owes* (its dirty pages, priced at what its write-backs have cost on
+//!   average so far, at least the FTL's best case per page: [`crate::shadow::Shadow::score_ns`])
+//!   per epoch, the previous score kept at 3/4 (a memory of about four epochs, so a workload's
+//!   phases are followed). Without the owed writes a clean-first expert looks cheapest early,
+//!   when it has deferred every write. **Readiness**: no decision until every shadow's buffer
+//!   has been full and every shadow holding dirty pages has written back at least a block's
+//!   worth (until then what its deferred writes cost is not measured). **Hysteresis**: a switch
+//!   needs a score 5% below the leader's (about the sampling error of miniature simulation at
+//!   these sizes), so that two experts that tie do not alternate. The epoch and the memory were
+//!   shortened (from 8 buffers and 1/2) and the owed writes and readiness added after the first
+//!   matrix run showed the first decision coming too late on the 100,000-request traces and a
+//!   clean-first expert chosen too early on BAST; see `docs/policy-fbx.md`.
 //! * **First leader** (before any measurement): AD-LRU on the ideal and page-mapped devices,
 //!   CFDC on block-mapped and log-block FTLs — the experts that win most cells of those devices
 //!   in the matrix. A wrong first choice costs at most one epoch of the wrong expert.
-//! * The shadow device holds 128 miniature buffers (at least 64 blocks), sampled blocks numbered
-//!   in order of appearance; beyond that, blocks share device blocks by hash
-//!   ([`crate::shadow`]). On a page-mapped device this leaves more static data than the real
-//!   device holds, which lowers the shadows' garbage-collection cost for every expert alike.
+//! * The shadow device holds `R ·` the run's device blocks plus three standard deviations
+//!   ([`shadow_space`]; 128 miniature buffers when the run's size is unknown), sampled blocks
+//!   numbered in order of appearance; beyond that, blocks share device blocks by hash
+//!   ([`crate::shadow`]).
 //!
 //! Device awareness: the chip's read, program and erase latencies, pages per block and FTL class
-//! come from the run path ([`PolicyParams::fill_device`], `auto` by default, as FBP's), the
-//! number of log blocks is a parameter (default 8, flashbuf's device default). No parameter
+//! and the device's size come from the run path ([`PolicyParams::fill_device`], `auto` by
+//! default, as FBP's), the number of log blocks is a parameter (default 8, flashbuf's device
+//! default). No parameter
 //! describes the workload.
 //!
 //! Cost per request: the leader's own, plus a hash of the block number and three per-frame
@@ -62,7 +72,9 @@ use crate::shadow::{Expert, ExpertKind, Shadow};
 /// Miniature buffers hold at least this many flash blocks of frames.
 pub const MIN_SAMPLED_BLOCKS: u64 = 16;
 /// Epoch length in miniature buffers of sampled requests.
-pub const EPOCH_BUFFERS: u64 = 8;
+pub const EPOCH_BUFFERS: u64 = 2;
+/// Each epoch's score keeps this share of the previous score (a memory of about four epochs).
+pub const DECAY: f64 = 0.75;
 /// A challenger must score this fraction below the leader to take over.
 pub const HYSTERESIS: f64 = 0.05;
 
@@ -82,12 +94,25 @@ pub struct FbxConfig {
     pub device: FbpConfig,
     /// Log blocks of a log-block FTL (BAST, FAST), for the shadows' devices.
     pub log_blocks: u32,
+    /// The run's device size in pages, filled by the run path ([`PolicyParams::fill_device`]);
+    /// not a command-line parameter. `None`: unknown.
+    pub logical_pages: Option<u64>,
 }
 
 impl Default for FbxConfig {
     fn default() -> Self {
-        FbxConfig { device: FbpConfig::default(), log_blocks: 8 }
+        FbxConfig { device: FbpConfig::default(), log_blocks: 8, logical_pages: None }
     }
+}
+
+/// The flash blocks of a shadow's device: the run's device scaled by the rate, `R · L` blocks of
+/// `L`, plus three standard deviations of the sampled count (binomial) when `R < 1`, and at least
+/// the miniature buffer's blocks and two more; `None` when the device size is unknown.
+pub fn shadow_space(logical_pages: Option<u64>, ppb: u64, rate: f64, mini_frames: usize) -> Option<u64> {
+    let blocks = logical_pages.filter(|&l| l > 0)?.div_ceil(ppb);
+    let expected = blocks as f64 * rate;
+    let space = if rate >= 1.0 { blocks } else { (expected + 3.0 * expected.sqrt()).ceil() as u64 };
+    Some(space.max((mini_frames as u64).div_ceil(ppb) + 2))
 }
 
 impl PolicyParams for FbxConfig {
@@ -121,6 +146,9 @@ impl PolicyParams for FbxConfig {
 
     fn fill_device(&mut self, d: &DeviceProfile) {
         self.device.fill_device(d);
+        if d.logical_pages > 0 {
+            self.logical_pages.get_or_insert(d.logical_pages);
+        }
     }
 }
 
@@ -141,6 +169,7 @@ pub struct Fbx {
     threshold: u64,
     all: bool,
     epoch_len: u64,
+    owed_ns: f64,
     in_epoch: u64,
     epochs: u64,
     switches: u64,
@@ -202,11 +231,19 @@ impl Fbx {
     fn end_epoch(&mut self) {
         self.in_epoch = 0;
         self.epochs += 1;
+        let ppb = self.ppb;
+        if !self.shadows.iter().all(|s| s.is_full() && (s.dirty_frames() == 0 || s.pages_written() >= ppb)) {
+            // Still filling, or an expert has not yet written back a block's worth of pages:
+            // what its deferred writes will cost is not measured yet.
+            return;
+        }
         for (i, s) in self.shadows.iter().enumerate() {
-            let c = s.cost_ns();
+            // Device time spent plus the write-backs owed ([`Shadow::score_ns`]), so that
+            // deferring writes earns nothing.
+            let c = s.score_ns(self.owed_ns);
             let delta = c - self.last_cost[i];
             self.last_cost[i] = c;
-            self.scores[i] = if c.is_finite() { self.scores[i] / 2.0 + delta } else { f64::INFINITY };
+            self.scores[i] = if c.is_finite() { self.scores[i] * DECAY + delta } else { f64::INFINITY };
         }
         let lead = ExpertKind::ALL.iter().position(|&k| k == self.leader.kind()).unwrap_or(0);
         let mut best = lead;
@@ -268,7 +305,7 @@ impl Replacer for Fbx {
 
     fn new(capacity: usize, config: &FbxConfig) -> Self {
         let capacity = capacity.max(1);
-        let profile = config.device.profile();
+        let profile = DeviceProfile { logical_pages: config.logical_pages.unwrap_or(0), ..config.device.profile() };
         let mut fbp = config.device.clone();
         fbp.fill_device(&profile);
         let ppb = u64::from(profile.pages_per_block.max(1));
@@ -277,8 +314,9 @@ impl Replacer for Fbx {
         let rate = if all { 1.0 } else { floor as f64 / capacity as f64 };
         let threshold = if all { u64::MAX } else { (rate * 2f64.powi(64)) as u64 };
         let mini = if all { capacity } else { ((capacity as f64 * rate).round() as usize).max(1) };
+        let space = shadow_space(config.logical_pages, ppb, rate, mini);
         let shadows: Vec<Shadow> =
-            ExpertKind::ALL.iter().map(|&k| Shadow::new(k, mini, &profile, config.log_blocks, &fbp)).collect();
+            ExpertKind::ALL.iter().map(|&k| Shadow::new(k, mini, &profile, config.log_blocks, &fbp, space)).collect();
         let first = match profile.ftl {
             FtlClass::Ideal | FtlClass::PageMapped => ExpertKind::AdLru,
             FtlClass::BlockMapped | FtlClass::LogBlock | FtlClass::SharedLog => ExpertKind::Cfdc,
@@ -299,6 +337,7 @@ impl Replacer for Fbx {
             threshold,
             all,
             epoch_len: EPOCH_BUFFERS * mini as u64,
+            owed_ns: crate::fbp::write_cost_us(&profile) * 1e3,
             in_epoch: 0,
             epochs: 0,
             switches: 0,
@@ -487,6 +526,21 @@ mod tests {
         }
         // Epochs end on their own too (64 sampled requests here) and may switch as well.
         assert!(h.policy.switches() >= 4 * ExpertKind::ALL.len() as u64);
+    }
+
+    #[test]
+    fn the_shadow_device_is_the_run_device_scaled_by_the_rate() {
+        // Fully sampled: the run's own 32 blocks.
+        assert_eq!(shadow_space(Some(2048), 64, 1.0, 256), Some(32));
+        // 1,000 blocks at 10%: 100 expected, plus three standard deviations (30).
+        assert_eq!(shadow_space(Some(64_000), 64, 0.1, 1024), Some(130));
+        // Never smaller than the miniature buffer and two blocks.
+        assert_eq!(shadow_space(Some(640), 64, 0.1, 1024), Some(18));
+        assert_eq!(shadow_space(None, 64, 0.1, 1024), None);
+        let mut c = FbxConfig::default();
+        c.fill_device(&DeviceProfile { logical_pages: 5000, ..DeviceProfile::MICRON_PAGE });
+        assert_eq!(c.logical_pages, Some(5000));
+        assert_eq!(c.values().len(), FbxConfig::KEYS.len());
     }
 
     #[test]

@@ -11,9 +11,12 @@
 //!   programs and erases priced with the profile's latencies.
 //!
 //! Sampled blocks are numbered compactly in order of first appearance (a flash block of the
-//! trace stays a flash block of the sample, as in miniature simulation) into a device of
-//! [`SPACE_BUFFERS`] times the miniature buffer; when the sample touches more blocks than that,
-//! later blocks share a device block by hash (an approximation, said in `docs/policy-fbx.md`).
+//! trace stays a flash block of the sample, as in miniature simulation) into a device scaled like
+//! the sample: the run's device size times the rate (miniature simulation's scaling; what a
+//! page-mapped FTL's garbage collection costs depends on how full the device is), or, when the
+//! size is unknown, [`SPACE_BUFFERS`] times the miniature buffer. When the sample touches more
+//! blocks than the device holds, later blocks share a device block by hash (an approximation,
+//! said in `docs/policy-fbx.md`).
 //! Everything is allocated when the shadow is built; a request allocates nothing.
 
 use flashbuf_flash::{AnyDevice, Device, DeviceConfig, DeviceKind};
@@ -173,12 +176,13 @@ impl Expert {
     }
 }
 
-/// The device of a shadow holds this many times its miniature buffer (in pages, at least
-/// [`SPACE_MIN_BLOCKS`] blocks): the matrix's buffers are 1% to 20% of a trace's footprint, so a
-/// sample's footprint is up to about 100 miniature buffers.
+/// When the run's device size is unknown, the device of a shadow holds this many times its
+/// miniature buffer (in pages, at least [`SPACE_MIN_BLOCKS`] blocks): the matrix's buffers are
+/// 1% to 20% of a trace's footprint, so a sample's footprint is up to about 100 miniature
+/// buffers.
 pub const SPACE_BUFFERS: u64 = 128;
 
-/// Smallest shadow device, in flash blocks.
+/// Smallest shadow device of an unknown size, in flash blocks.
 pub const SPACE_MIN_BLOCKS: u64 = 64;
 
 /// The device kind standing for an FTL class.
@@ -219,6 +223,8 @@ pub struct Shadow {
     ppb: u64,
     out: Evictions,
     prices_ns: [f64; 3],
+    dirty_frames: u64,
+    filled: bool,
     failed: bool,
     /// Sampled requests simulated.
     pub requests: u64,
@@ -228,11 +234,20 @@ pub struct Shadow {
 
 impl Shadow {
     /// A shadow of `kind` with `frames` frames over a device of the class and chip of `d`
-    /// (`log_blocks` log blocks on log-block FTLs).
-    pub fn new(kind: ExpertKind, frames: usize, d: &DeviceProfile, log_blocks: u32, fbp: &FbpConfig) -> Self {
+    /// (`log_blocks` log blocks on log-block FTLs) holding `space_blocks` flash blocks (`None`:
+    /// [`SPACE_BUFFERS`] miniature buffers).
+    pub fn new(
+        kind: ExpertKind,
+        frames: usize,
+        d: &DeviceProfile,
+        log_blocks: u32,
+        fbp: &FbpConfig,
+        space_blocks: Option<u64>,
+    ) -> Self {
         let frames = frames.max(1);
         let ppb = u64::from(d.pages_per_block.max(1));
-        let space_blocks = (frames as u64 * SPACE_BUFFERS).div_ceil(ppb).max(SPACE_MIN_BLOCKS);
+        let space_blocks =
+            space_blocks.unwrap_or_else(|| (frames as u64 * SPACE_BUFFERS).div_ceil(ppb).max(SPACE_MIN_BLOCKS)).max(1);
         let cfg = DeviceConfig { kind: device_kind(d.ftl), log_blocks: log_blocks.max(2), ..DeviceConfig::default() };
         // The presets' chips have 64 pages a block; the space is counted in the device's blocks.
         let dev_ppb = 64;
@@ -262,6 +277,8 @@ impl Shadow {
             ppb,
             out: Evictions { victims: Vec::with_capacity(4 * ppb as usize + 4), pad: None, bypass: false },
             prices_ns: [d.read_us * 1e3, d.program_us * 1e3, d.erase_us * 1e3],
+            dirty_frames: 0,
+            filled: false,
             failed,
             requests: 0,
             misses: 0,
@@ -293,6 +310,41 @@ impl Shadow {
         s.flash_reads as f64 * self.prices_ns[0]
             + s.flash_programs as f64 * self.prices_ns[1]
             + s.erases as f64 * self.prices_ns[2]
+    }
+
+    /// Device time so far plus the write-backs owed, ns: every dirty page of the miniature
+    /// buffer priced at what this expert's write-backs have cost on average so far (device time
+    /// less the host's reads, per page written), at least `floor_ns` (`f64::INFINITY` for a
+    /// failed shadow). A policy that defers its writes (clean first) is charged for them now.
+    pub fn score_ns(&self, floor_ns: f64) -> f64 {
+        if self.failed {
+            return f64::INFINITY;
+        }
+        let s = self.device.stats();
+        let cost = s.flash_reads as f64 * self.prices_ns[0]
+            + s.flash_programs as f64 * self.prices_ns[1]
+            + s.erases as f64 * self.prices_ns[2];
+        let per_write = if s.host_writes > 0 {
+            ((cost - s.host_reads as f64 * self.prices_ns[0]) / s.host_writes as f64).max(floor_ns)
+        } else {
+            floor_ns
+        };
+        cost + self.dirty_frames as f64 * per_write
+    }
+
+    /// Pages written to the shadow's device so far.
+    pub fn pages_written(&self) -> u64 {
+        self.device.stats().host_writes
+    }
+
+    /// Dirty pages in the miniature buffer: write-backs owed.
+    pub fn dirty_frames(&self) -> u64 {
+        self.dirty_frames
+    }
+
+    /// `true` once the miniature buffer has been full (its expert has had to evict).
+    pub fn is_full(&self) -> bool {
+        self.filled || self.failed
     }
 
     /// The compact page standing for the sampled `page`.
@@ -332,12 +384,16 @@ impl Shadow {
         let page = self.compact(a.page);
         let a = Access { page, ..*a };
         if let Some(&f) = self.table.get(&page) {
-            self.dirty[f as usize] |= a.kind.is_write();
+            if a.kind.is_write() && !self.dirty[f as usize] {
+                self.dirty[f as usize] = true;
+                self.dirty_frames += 1;
+            }
             self.expert.on_hit(f, &a);
             return;
         }
         self.misses += 1;
         if self.free.is_empty() {
+            self.filled = true;
             self.out.clear();
             let mut out = std::mem::take(&mut self.out);
             let r = self.expert.victims(&a, &Table(&self.table), &mut out);
@@ -368,6 +424,7 @@ impl Shadow {
                     self.write(p);
                 }
                 self.table.remove(&p);
+                self.dirty_frames -= u64::from(self.dirty[v]);
                 self.page[v] = u64::MAX;
                 self.dirty[v] = false;
                 self.free.push(v as FrameId);
@@ -391,6 +448,7 @@ impl Shadow {
         self.table.insert(page, f);
         self.page[f as usize] = page;
         self.dirty[f as usize] = a.kind == AccessKind::Write;
+        self.dirty_frames += u64::from(a.kind == AccessKind::Write);
         self.expert.on_insert(f, &a);
     }
 
@@ -401,6 +459,10 @@ impl Shadow {
         }
         self.expert.check_invariants()?;
         let used = self.page.iter().filter(|&&p| p != u64::MAX).count();
+        let dirty = self.dirty.iter().filter(|&&d| d).count() as u64;
+        if dirty != self.dirty_frames {
+            return Err(format!("shadow {}: {dirty} dirty frames, {} counted", self.kind().name(), self.dirty_frames));
+        }
         if used != self.table.len() || used != self.expert.len() || used + self.free.len() != self.page.len() {
             return Err(format!(
                 "shadow {}: {used} frames used, {} in the page table, {} tracked by the expert, {} free of {}",

@@ -34,7 +34,7 @@ fn a_full_shadow_costs_what_the_simulator_measures() {
         let mut fbp = FbpConfig::default();
         fbp.fill_device(&profile);
         for expert in ExpertKind::ALL {
-            let mut s = Shadow::new(expert, 256, &profile, device.log_blocks, &fbp);
+            let mut s = Shadow::new(expert, 256, &profile, device.log_blocks, &fbp, Some(32));
             for (t, r) in reqs.iter().enumerate() {
                 s.access(&Access::new(r.page, r.kind, t as u64));
             }
@@ -45,21 +45,14 @@ fn a_full_shadow_costs_what_the_simulator_measures() {
             spec.final_flush = false;
             let row = execute(&spec, &mut |_| {}).unwrap();
             let sim_ns = row.device_time_us * 1e3;
-            if kind == DeviceKind::Page {
-                // The shadow's device holds 128 buffers (32,768 pages), the run's the 2,048 pages of
-                // the trace: more static data, less garbage collection. Reads and misses agree;
-                // the time may only be lower.
-                assert_eq!(s.misses, row.misses, "{} on {kind}", expert.name());
-                assert!(s.cost_ns() <= sim_ns + 1.0, "{} on {kind}: {} > {sim_ns}", expert.name(), s.cost_ns());
-            } else {
-                assert_eq!(s.misses, row.misses, "{} on {kind}", expert.name());
-                assert!(
-                    (s.cost_ns() - sim_ns).abs() <= 1e-6 * sim_ns,
-                    "{} on {kind}: shadow {} ns, simulator {sim_ns} ns",
-                    expert.name(),
-                    s.cost_ns()
-                );
-            }
+            // The shadow's device has the run's 32 blocks: the same device, so the same time.
+            assert_eq!(s.misses, row.misses, "{} on {kind}", expert.name());
+            assert!(
+                (s.cost_ns() - sim_ns).abs() <= 1e-6 * sim_ns,
+                "{} on {kind}: shadow {} ns, simulator {sim_ns} ns",
+                expert.name(),
+                s.cost_ns()
+            );
         }
     }
 }

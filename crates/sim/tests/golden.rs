@@ -69,7 +69,7 @@ const FLASH_GOLDEN: &[FlashRow] = &[
     ("s3fifo", (20848, 322), (187275, 5707, 1, 36, 2835)),
     ("sieve", (21971, 340), (181860, 5545, 1, 32, 2756)),
     ("fbp", (21232, 328), (25026, 415, 375, 0, 20)),
-    ("fbx", (20508, 317), (26674, 477, 353, 0, 62)),
+    ("fbx", (21349, 330), (26580, 462, 370, 0, 46)),
 ];
 
 fn row(policy: &str, frames: usize, device: DeviceConfig) -> flashbuf_sim::ResultRow {
