@@ -107,9 +107,10 @@ impl Default for FbxConfig {
 
 /// The flash blocks of a shadow's device: the run's device scaled by the rate, `R · L` blocks of
 /// `L`, plus three standard deviations of the sampled count (binomial) when `R < 1`, and at least
-/// the miniature buffer's blocks and two more; `None` when the device size is unknown.
+/// the miniature buffer's blocks and two more; `None` when the device size is unknown (or not a
+/// device's: 2³² pages or more, as a run of unbounded logical space says).
 pub fn shadow_space(logical_pages: Option<u64>, ppb: u64, rate: f64, mini_frames: usize) -> Option<u64> {
-    let blocks = logical_pages.filter(|&l| l > 0)?.div_ceil(ppb);
+    let blocks = logical_pages.filter(|&l| l > 0 && l < 1 << 32)?.div_ceil(ppb);
     let expected = blocks as f64 * rate;
     let space = if rate >= 1.0 { blocks } else { (expected + 3.0 * expected.sqrt()).ceil() as u64 };
     Some(space.max((mini_frames as u64).div_ceil(ppb) + 2))
@@ -537,6 +538,7 @@ mod tests {
         // Never smaller than the miniature buffer and two blocks.
         assert_eq!(shadow_space(Some(640), 64, 0.1, 1024), Some(18));
         assert_eq!(shadow_space(None, 64, 0.1, 1024), None);
+        assert_eq!(shadow_space(Some(u64::MAX), 64, 0.1, 1024), None);
         let mut c = FbxConfig::default();
         c.fill_device(&DeviceProfile { logical_pages: 5000, ..DeviceProfile::MICRON_PAGE });
         assert_eq!(c.logical_pages, Some(5000));

@@ -251,7 +251,7 @@ impl Shadow {
         let cfg = DeviceConfig { kind: device_kind(d.ftl), log_blocks: log_blocks.max(2), ..DeviceConfig::default() };
         // The presets' chips have 64 pages a block; the space is counted in the device's blocks.
         let dev_ppb = 64;
-        let logical = (space_blocks * ppb).div_ceil(dev_ppb) * dev_ppb;
+        let logical = space_blocks.saturating_mul(ppb).min(1 << 31).div_ceil(dev_ppb) * dev_ppb;
         let (device, failed) = match cfg.build(logical) {
             Ok(dev) => (dev, false),
             Err(_) => (
