@@ -13,6 +13,8 @@
 #               target/comparison; nothing there is committed).
 # --jobs        threads of each `flashbuf run` (default 2).
 #
+# docs/comparison-notes.md, when present, is the hand-written analysis placed after the summary.
+#
 # Workloads: the AD-LRU paper's five synthetic traces, the CFDC engine's page trace (recorded
 # once with `flashbuf engine bench --record-trace` at the quick scale of `flashbuf reproduce
 # cfdc`), the REF paper's stand-ins (the scan-mix specs of crates/reproduce/src/ref_paper.rs)
@@ -34,7 +36,7 @@ while [ $# -gt 0 ]; do
         --out) out="$2"; shift 2 ;;
         --work) work="$2"; shift 2 ;;
         --jobs) jobs="$2"; shift 2 ;;
-        -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
         *) echo "comparison-matrix: unknown option '$1' (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -97,7 +99,9 @@ for w in "${workloads[@]}"; do
     csvs+=("$name=$csv")
 done
 
-python3 "$root/scripts/comparison-table.py" --seeds "$seeds" --contenders "$contenders" \
+notes=()
+if [ -f "$root/docs/comparison-notes.md" ]; then notes=(--notes "$root/docs/comparison-notes.md"); fi
+python3 "$root/scripts/comparison-table.py" --seeds "$seeds" --contenders "$contenders" "${notes[@]}" \
     --command "scripts/comparison-matrix.sh${contenders:+ --contenders $contenders}" \
     "${csvs[@]}" >"$out.tmp"
 mv "$out.tmp" "$out"

@@ -12,6 +12,7 @@ the first contender closes.
 
 import argparse
 import csv
+import math
 import statistics
 import sys
 from collections import defaultdict
@@ -32,6 +33,7 @@ def main():
     ap.add_argument("--seeds", required=True)
     ap.add_argument("--contenders", required=True)
     ap.add_argument("--command", default="scripts/comparison-matrix.sh")
+    ap.add_argument("--notes", help="a Markdown file appended after the summary (the analysis)")
     ap.add_argument("files", nargs="+", help="NAME=FILE.csv; a name may come several times")
     a = ap.parse_args()
     seeds = a.seeds.split(",")
@@ -84,6 +86,7 @@ def main():
     # Summary.
     won = defaultdict(int)
     total = defaultdict(int)
+    logs = defaultdict(list)
     lost_cells = []
     gaps = []
     seed_wins = defaultdict(lambda: defaultdict(int))
@@ -95,6 +98,8 @@ def main():
         seed_wins[dev][best_name] += 1
         mine = pol[main_c][0]
         total[dev] += 1
+        if best > 0 and mine > 0:
+            logs[dev].append(math.log(mine / best))
         if mine <= best * (1 + 1e-9):
             won[dev] += 1
         else:
@@ -105,16 +110,18 @@ def main():
                 gaps.append(((best - mine) / (best - bound), name, size_names[idx]))
     w("## Summary")
     w("")
-    w(f"| device | cells | {main_c} ≤ best seed | lost | best seed policies (cells won) |")
-    w("| --- | ---: | ---: | ---: | --- |")
+    geo = lambda xs: f"{math.exp(sum(xs) / len(xs)):.3f}" if xs else "–"
+    w(f"| device | cells | {main_c} ≤ best seed | lost | geometric-mean ratio | best seed policies (cells won) |")
+    w("| --- | ---: | ---: | ---: | ---: | --- |")
     for dev in DEVICE_ORDER:
         if total[dev] == 0:
             continue
         who = ", ".join(f"{s} {n}" for s, n in sorted(seed_wins[dev].items(), key=lambda x: -x[1]))
-        w(f"| {dev} | {total[dev]} | {won[dev]} | {total[dev] - won[dev]} | {who} |")
+        w(f"| {dev} | {total[dev]} | {won[dev]} | {total[dev] - won[dev]} | {geo(logs[dev])} | {who} |")
     all_total = sum(total.values())
     all_won = sum(won.values())
-    w(f"| all | {all_total} | {all_won} | {all_total - all_won} | |")
+    all_logs = [x for v in logs.values() for x in v]
+    w(f"| all | {all_total} | {all_won} | {all_total - all_won} | {geo(all_logs)} | |")
     w("")
     if gaps:
         g = [x[0] for x in gaps]
@@ -122,6 +129,10 @@ def main():
         w(f"Ideal device, share of the gap between the best seed and the bound closed by {main_c}: "
           f"median {statistics.median(g):.2f}, min {min(g):.2f}, max {max(g):.2f}; "
           f"at least half closed in {half} of {len(g)} cells.")
+        w("")
+    if a.notes:
+        with open(a.notes) as f:
+            w(f.read().rstrip("\n"))
         w("")
     if lost_cells:
         w(f"Cells where {main_c} is above the best seed (ratio, best seed):")

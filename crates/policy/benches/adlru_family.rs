@@ -18,6 +18,7 @@ use flashbuf_policy::ccf_lru::CcfLru;
 use flashbuf_policy::cflru::{Cflru, CflruConfig};
 use flashbuf_policy::cflru_c::{CflruC, CflruCConfig};
 use flashbuf_policy::fbp::{Fbp, FbpConfig};
+use flashbuf_policy::fbx::{Fbx, FbxConfig};
 use flashbuf_policy::lru::Lru;
 use flashbuf_policy::lru_wsr::LruWsr;
 use flashbuf_policy::{Access, AccessKind, Evictions, NIL, NoParams, NoPins, Replacer};
@@ -129,7 +130,7 @@ fn run<R: Replacer>(config: &R::Config, trace: &[u32]) -> Outcome {
 /// One policy with its paper-default configuration, as a plain function of the trace.
 type Runner = fn(&[u32]) -> Outcome;
 
-const POLICIES: [(&str, Runner); 7] = [
+const POLICIES: [(&str, Runner); 8] = [
     ("lru", |t| run::<Lru>(&NoParams, t)),
     ("cflru", |t| run::<Cflru>(&CflruConfig::default(), t)),
     ("lru-wsr", |t| run::<LruWsr>(&NoParams, t)),
@@ -138,6 +139,8 @@ const POLICIES: [(&str, Runner); 7] = [
     ("ad-lru", |t| run::<AdLru>(&AdLruConfig::default(), t)),
     // flashbuf's own policy, on its default device (MICRON, page-mapped: no clustering).
     ("fbp", |t| run::<Fbp>(&FbpConfig::default(), t)),
+    // flashbuf's expert-choosing policy, on the same device: the leader plus six sampled shadows.
+    ("fbx", |t| run::<Fbx>(&FbxConfig::default(), t)),
 ];
 
 fn main() {

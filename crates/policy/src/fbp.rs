@@ -103,6 +103,7 @@ impl FbpConfig {
             erase_us: self.erase_us.unwrap_or(d.erase_us),
             pages_per_block: self.ppb.unwrap_or(d.pages_per_block),
             ftl: self.ftl.unwrap_or(d.ftl),
+            logical_pages: 0,
         }
     }
 }
@@ -688,6 +689,7 @@ mod tests {
             erase_us: 2000.0,
             pages_per_block: 64,
             ftl: FtlClass::LogBlock,
+            logical_pages: 0,
         };
         c.fill_device(&DeviceProfile { read_us: 99.0, ..bast });
         assert_eq!(c.values(), vec!["10", "200", "2000", "64", "ideal", "auto"]);

@@ -18,7 +18,9 @@
 //! * cost-aware: [`casa`] (CASA: clean and dirty lists balanced by the device's read and write
 //!   costs, from CFDC's authors) and flashbuf's own [`fbp`] (FBP: the same lists balanced by
 //!   what regretted evictions cost on the device, a second chance, write-back by flash block;
-//!   device-aware through [`PolicyParams::fill_device`]);
+//!   device-aware through [`PolicyParams::fill_device`]); and [`fbx`] (FBX: the buffer managed by
+//!   whichever expert — AD-LRU, CFDC, BPLRU, FAB, BP-REF or FBP — costs least on the run's device,
+//!   measured by miniature simulations of each on a sampled substream, [`shadow`]);
 //! * block-level, for log-block FTLs: [`fab`] (FAB), [`bplru`] (BPLRU, with page padding),
 //!   [`ref_policy`] (REF) and [`bp_ref`] (BP-REF, REF with selective padding), and
 //!   [`ref_adaptive`] (BP-REF tuning its own window, victim blocks and padding threshold, the
@@ -39,6 +41,7 @@ pub mod cfdc;
 pub mod clock;
 pub mod fab;
 pub mod fbp;
+pub mod fbx;
 pub mod heap;
 pub mod lirs;
 pub mod lists;
@@ -52,6 +55,7 @@ pub mod ref_policy;
 mod registry;
 mod replacer;
 pub mod s3fifo;
+pub mod shadow;
 pub mod sieve;
 pub mod testing;
 pub mod two_q;

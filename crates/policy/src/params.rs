@@ -47,6 +47,8 @@ pub struct DeviceProfile {
     pub pages_per_block: u32,
     /// The translation layer.
     pub ftl: FtlClass,
+    /// Logical pages of the device (its size, fixed for the run, not its state); 0 when unknown.
+    pub logical_pages: u64,
 }
 
 /// The kinds of translation layer, as far as a buffer policy cares.
@@ -76,6 +78,7 @@ impl DeviceProfile {
         erase_us: 1500.0,
         pages_per_block: 64,
         ftl: FtlClass::PageMapped,
+        logical_pages: 0,
     };
 }
 

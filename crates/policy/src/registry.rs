@@ -298,4 +298,5 @@ registry! {
     S3Fifo => "s3fifo", crate::s3fifo::S3Fifo, "S3-FIFO: small, main and ghost FIFO queues (Yang et al. 2023)";
     Sieve => "sieve", crate::sieve::Sieve, "SIEVE: a FIFO queue sifted by a hand over visited bits (Zhang et al. 2024)";
     Fbp => "fbp", crate::fbp::Fbp, "FBP: flashbuf's policy: clean and dirty lists balanced by the device cost of regretted evictions, second chance, write-back by flash block";
+    Fbx => "fbx", crate::fbx::Fbx, "FBX: flashbuf's policy: the expert (AD-LRU, CFDC, BPLRU, FAB, BP-REF, FBP) whose miniature simulation on a block-sampled substream costs least device time manages the buffer";
 }

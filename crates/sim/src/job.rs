@@ -115,7 +115,7 @@ impl RunSpec {
     /// What a device-aware policy may know of this run's device: the chip's latencies and
     /// geometry and the kind of FTL ([`flashbuf_policy::PolicyParams::fill_device`]).
     pub fn device_profile(&self) -> DeviceProfile {
-        device_profile(&self.device)
+        DeviceProfile { logical_pages: self.logical_pages, ..device_profile(&self.device) }
     }
 
     /// How the run is simulated (the [`RunOptions`] of its stepper).
@@ -219,7 +219,8 @@ pub fn execute(spec: &RunSpec, progress: &mut dyn FnMut(u64)) -> Result<ResultRo
 }
 
 /// What a device-aware policy may know of `device`: its chip's read, program and erase latencies
-/// and pages per block, and the class of its translation layer.
+/// and pages per block, and the class of its translation layer (its size is the run's:
+/// [`RunSpec::device_profile`] fills it in).
 pub fn device_profile(device: &DeviceConfig) -> DeviceProfile {
     let nand = device.preset.config(1);
     let ns = |t: u64| t as f64 / 1e3;
@@ -235,5 +236,6 @@ pub fn device_profile(device: &DeviceConfig) -> DeviceProfile {
             DeviceKind::Bast => FtlClass::LogBlock,
             DeviceKind::Fast => FtlClass::SharedLog,
         },
+        logical_pages: 0,
     }
 }

@@ -39,6 +39,7 @@ const BUFFER_GOLDEN: &[(&str, [(u64, u64); 3])] = &[
     ("s3fifo", [(8126, 6068), (11708, 4431), (16184, 2481)]),
     ("sieve", [(8117, 5966), (11642, 4324), (16289, 2316)]),
     ("fbp", [(6619, 6670), (11053, 4529), (16217, 2174)]),
+    ("fbx", [(8159, 5916), (11745, 4169), (16279, 2130)]),
 ];
 
 /// (policy, page-mapped at 256 frames: (flash programs, erases), BAST at 256 frames: (flash
@@ -68,6 +69,7 @@ const FLASH_GOLDEN: &[FlashRow] = &[
     ("s3fifo", (20848, 322), (187275, 5707, 1, 36, 2835)),
     ("sieve", (21971, 340), (181860, 5545, 1, 32, 2756)),
     ("fbp", (21232, 328), (25026, 415, 375, 0, 20)),
+    ("fbx", (21349, 330), (26580, 462, 370, 0, 46)),
 ];
 
 fn row(policy: &str, frames: usize, device: DeviceConfig) -> flashbuf_sim::ResultRow {

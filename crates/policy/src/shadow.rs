@@ -1,0 +1,483 @@
+//! The experts of [`crate::fbx`] and their *shadows*: miniature simulations of each expert on a
+//! spatially sampled substream, over a scaled model of the run's device.
+//!
+//! * [`Expert`] is an enum over the expert policies (static dispatch by `match`, no `dyn`).
+//! * [`Shadow`] runs one expert as a database buffer of `round(C · R)` frames (at least one)
+//!   over a simulated device of the run's class ([`flashbuf_flash::AnyDevice`], built by
+//!   [`flashbuf_flash::DeviceConfig`]), fed only the requests whose flash block the sampler
+//!   keeps. It follows the simulator's buffer contract: a miss fetches its page (a write miss
+//!   too), a dirty victim is written back, a padded block is written whole (missing pages read
+//!   and written), a bypassed write goes to the device. Its cost is the device's flash reads,
+//!   programs and erases priced with the profile's latencies.
+//!
+//! Sampled blocks are numbered compactly in order of first appearance (a flash block of the
+//! trace stays a flash block of the sample, as in miniature simulation) into a device scaled like
+//! the sample: the run's device size times the rate (miniature simulation's scaling; what a
+//! page-mapped FTL's garbage collection costs depends on how full the device is), or, when the
+//! size is unknown, [`SPACE_BUFFERS`] times the miniature buffer. When the sample touches more
+//! blocks than the device holds, later blocks share a device block by hash (an approximation,
+//! said in `docs/policy-fbx.md`).
+//! Everything is allocated when the shadow is built; a request allocates nothing.
+
+use flashbuf_flash::{AnyDevice, Device, DeviceConfig, DeviceKind};
+use rustc_hash::FxHashMap;
+
+use crate::ad_lru::{AdLru, AdLruConfig};
+use crate::bp_ref::{BpRef, BpRefConfig};
+use crate::bplru::{Bplru, BplruConfig};
+use crate::cfdc::{Cfdc, CfdcConfig};
+use crate::fab::{Fab, FabConfig};
+use crate::fbp::{Fbp, FbpConfig};
+use crate::params::{DeviceProfile, FtlClass};
+use crate::replacer::{Access, AccessKind, EvictError, Evictions, FrameId, Pins, Replacer};
+
+/// The experts, in the order [`ExpertKind::ALL`] lists them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExpertKind {
+    /// AD-LRU (best seed on the ideal and page-mapped devices in most cells).
+    AdLru,
+    /// CFDC (best on log-block FTLs in most cells).
+    Cfdc,
+    /// BPLRU (block-level LRU with padding).
+    Bplru,
+    /// FAB (largest block first).
+    Fab,
+    /// BP-REF (REF with selective padding).
+    BpRef,
+    /// FBP, flashbuf's cost-balanced clean/dirty lists.
+    Fbp,
+}
+
+impl ExpertKind {
+    /// Every expert.
+    pub const ALL: [ExpertKind; 6] =
+        [ExpertKind::AdLru, ExpertKind::Cfdc, ExpertKind::Bplru, ExpertKind::Fab, ExpertKind::BpRef, ExpertKind::Fbp];
+
+    /// The registry name of the expert.
+    pub fn name(self) -> &'static str {
+        match self {
+            ExpertKind::AdLru => "ad-lru",
+            ExpertKind::Cfdc => "cfdc",
+            ExpertKind::Bplru => "bplru",
+            ExpertKind::Fab => "fab",
+            ExpertKind::BpRef => "bp-ref",
+            ExpertKind::Fbp => "fbp",
+        }
+    }
+}
+
+/// One expert policy, dispatched by `match`.
+#[allow(clippy::large_enum_variant)]
+pub enum Expert {
+    /// AD-LRU.
+    AdLru(AdLru),
+    /// CFDC.
+    Cfdc(Cfdc),
+    /// BPLRU.
+    Bplru(Bplru),
+    /// FAB.
+    Fab(Fab),
+    /// BP-REF.
+    BpRef(BpRef),
+    /// FBP.
+    Fbp(Fbp),
+}
+
+macro_rules! each {
+    ($s:expr, $p:ident => $e:expr) => {
+        match $s {
+            Expert::AdLru($p) => $e,
+            Expert::Cfdc($p) => $e,
+            Expert::Bplru($p) => $e,
+            Expert::Fab($p) => $e,
+            Expert::BpRef($p) => $e,
+            Expert::Fbp($p) => $e,
+        }
+    };
+}
+
+impl Expert {
+    /// The expert `kind` for `capacity` frames, with its paper's parameters, its block size set
+    /// to the device's pages per block, and FBP's device figures from `d`.
+    pub fn new(kind: ExpertKind, capacity: usize, d: &DeviceProfile, fbp: &FbpConfig) -> Self {
+        let ppb = d.pages_per_block.max(1);
+        match kind {
+            ExpertKind::AdLru => Expert::AdLru(AdLru::new(capacity, &AdLruConfig::default())),
+            ExpertKind::Cfdc => {
+                Expert::Cfdc(Cfdc::new(capacity, &CfdcConfig { cluster: ppb, ..CfdcConfig::default() }))
+            }
+            ExpertKind::Bplru => Expert::Bplru(Bplru::new(capacity, &BplruConfig { ppb })),
+            ExpertKind::Fab => Expert::Fab(Fab::new(capacity, &FabConfig { ppb })),
+            ExpertKind::BpRef => Expert::BpRef(BpRef::new(capacity, &BpRefConfig { ppb, ..BpRefConfig::default() })),
+            ExpertKind::Fbp => Expert::Fbp(Fbp::new(capacity, fbp)),
+        }
+    }
+
+    /// Which expert this is.
+    pub fn kind(&self) -> ExpertKind {
+        match self {
+            Expert::AdLru(_) => ExpertKind::AdLru,
+            Expert::Cfdc(_) => ExpertKind::Cfdc,
+            Expert::Bplru(_) => ExpertKind::Bplru,
+            Expert::Fab(_) => ExpertKind::Fab,
+            Expert::BpRef(_) => ExpertKind::BpRef,
+            Expert::Fbp(_) => ExpertKind::Fbp,
+        }
+    }
+
+    /// See [`Replacer::on_hit`].
+    #[inline]
+    pub fn on_hit(&mut self, frame: FrameId, a: &Access) {
+        each!(self, p => p.on_hit(frame, a))
+    }
+
+    /// See [`Replacer::on_insert`].
+    #[inline]
+    pub fn on_insert(&mut self, frame: FrameId, a: &Access) {
+        each!(self, p => p.on_insert(frame, a))
+    }
+
+    /// See [`Replacer::victims`].
+    #[inline]
+    pub fn victims<P: Pins + ?Sized>(&mut self, a: &Access, pins: &P, out: &mut Evictions) -> Result<(), EvictError> {
+        each!(self, p => p.victims(a, pins, out))
+    }
+
+    /// See [`Replacer::remove`].
+    #[inline]
+    pub fn remove(&mut self, frame: FrameId) {
+        each!(self, p => p.remove(frame))
+    }
+
+    /// See [`Replacer::prefetch`].
+    #[inline(always)]
+    pub fn prefetch(&self, page: u64) {
+        each!(self, p => p.prefetch(page))
+    }
+
+    /// See [`Replacer::is_dirty`].
+    pub fn is_dirty(&self, frame: FrameId) -> Option<bool> {
+        each!(self, p => p.is_dirty(frame))
+    }
+
+    /// See [`Replacer::len`].
+    pub fn len(&self) -> usize {
+        each!(self, p => p.len())
+    }
+
+    /// `true` when no frame is tracked.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// See [`Replacer::check_invariants`].
+    pub fn check_invariants(&self) -> Result<(), String> {
+        each!(self, p => p.check_invariants())
+    }
+}
+
+/// When the run's device size is unknown, the device of a shadow holds this many times its
+/// miniature buffer (in pages, at least [`SPACE_MIN_BLOCKS`] blocks): the matrix's buffers are
+/// 1% to 20% of a trace's footprint, so a sample's footprint is up to about 100 miniature
+/// buffers.
+pub const SPACE_BUFFERS: u64 = 128;
+
+/// Smallest shadow device of an unknown size, in flash blocks.
+pub const SPACE_MIN_BLOCKS: u64 = 64;
+
+/// The device kind standing for an FTL class.
+pub fn device_kind(f: FtlClass) -> DeviceKind {
+    match f {
+        FtlClass::Ideal => DeviceKind::Ideal,
+        FtlClass::PageMapped => DeviceKind::Page,
+        FtlClass::BlockMapped => DeviceKind::Block,
+        FtlClass::LogBlock => DeviceKind::Bast,
+        FtlClass::SharedLog => DeviceKind::Fast,
+    }
+}
+
+/// The host side of a shadow's buffer, as its expert sees it: nothing pinned, a page table.
+struct Table<'a>(&'a FxHashMap<u64, FrameId>);
+
+impl Pins for Table<'_> {
+    #[inline(always)]
+    fn is_pinned(&self, _frame: FrameId) -> bool {
+        false
+    }
+    #[inline]
+    fn frame_of(&self, page: u64) -> Option<FrameId> {
+        self.0.get(&page).copied()
+    }
+}
+
+/// One expert simulated on the sampled substream (see the module documentation).
+pub struct Shadow {
+    expert: Expert,
+    device: AnyDevice,
+    table: FxHashMap<u64, FrameId>,
+    page: Vec<u64>,
+    dirty: Vec<bool>,
+    free: Vec<FrameId>,
+    blocks: FxHashMap<u64, u64>,
+    space_blocks: u64,
+    ppb: u64,
+    out: Evictions,
+    prices_ns: [f64; 3],
+    dirty_frames: u64,
+    filled: bool,
+    failed: bool,
+    /// Sampled requests simulated.
+    pub requests: u64,
+    /// Misses among them.
+    pub misses: u64,
+}
+
+impl Shadow {
+    /// A shadow of `kind` with `frames` frames over a device of the class and chip of `d`
+    /// (`log_blocks` log blocks on log-block FTLs) holding `space_blocks` flash blocks (`None`:
+    /// [`SPACE_BUFFERS`] miniature buffers).
+    pub fn new(
+        kind: ExpertKind,
+        frames: usize,
+        d: &DeviceProfile,
+        log_blocks: u32,
+        fbp: &FbpConfig,
+        space_blocks: Option<u64>,
+    ) -> Self {
+        let frames = frames.max(1);
+        let ppb = u64::from(d.pages_per_block.max(1));
+        let space_blocks =
+            space_blocks.unwrap_or_else(|| (frames as u64 * SPACE_BUFFERS).div_ceil(ppb).max(SPACE_MIN_BLOCKS)).max(1);
+        let cfg = DeviceConfig { kind: device_kind(d.ftl), log_blocks: log_blocks.max(2), ..DeviceConfig::default() };
+        // The presets' chips have 64 pages a block; the space is counted in the device's blocks.
+        let dev_ppb = 64;
+        let logical = space_blocks.saturating_mul(ppb).min(1 << 31).div_ceil(dev_ppb) * dev_ppb;
+        let (device, failed) = match cfg.build(logical) {
+            Ok(dev) => (dev, false),
+            Err(_) => (
+                DeviceConfig { kind: DeviceKind::Ideal, ..DeviceConfig::default() }
+                    .build(logical)
+                    .expect("ideal device"),
+                true,
+            ),
+        };
+        let mut table = FxHashMap::default();
+        table.reserve(frames);
+        let mut blocks = FxHashMap::default();
+        blocks.reserve(space_blocks as usize);
+        Shadow {
+            expert: Expert::new(kind, frames, d, fbp),
+            device,
+            table,
+            page: vec![u64::MAX; frames],
+            dirty: vec![false; frames],
+            free: (0..frames as FrameId).rev().collect(),
+            blocks,
+            space_blocks,
+            ppb,
+            out: Evictions { victims: Vec::with_capacity(4 * ppb as usize + 4), pad: None, bypass: false },
+            prices_ns: [d.read_us * 1e3, d.program_us * 1e3, d.erase_us * 1e3],
+            dirty_frames: 0,
+            filled: false,
+            failed,
+            requests: 0,
+            misses: 0,
+        }
+    }
+
+    /// The expert simulated.
+    pub fn kind(&self) -> ExpertKind {
+        self.expert.kind()
+    }
+
+    /// Frames of the miniature buffer.
+    pub fn frames(&self) -> usize {
+        self.page.len()
+    }
+
+    /// `true` once the expert or the device failed (the shadow is then never chosen).
+    pub fn failed(&self) -> bool {
+        self.failed
+    }
+
+    /// Device time so far, ns: flash reads, programs and erases priced with the profile's
+    /// latencies (`f64::INFINITY` for a failed shadow).
+    pub fn cost_ns(&self) -> f64 {
+        if self.failed {
+            return f64::INFINITY;
+        }
+        let s = self.device.stats();
+        s.flash_reads as f64 * self.prices_ns[0]
+            + s.flash_programs as f64 * self.prices_ns[1]
+            + s.erases as f64 * self.prices_ns[2]
+    }
+
+    /// Device time so far plus the write-backs owed, ns: every dirty page of the miniature
+    /// buffer priced at what this expert's write-backs have cost on average so far (device time
+    /// less the host's reads, per page written), at least `floor_ns` (`f64::INFINITY` for a
+    /// failed shadow). A policy that defers its writes (clean first) is charged for them now.
+    pub fn score_ns(&self, floor_ns: f64) -> f64 {
+        if self.failed {
+            return f64::INFINITY;
+        }
+        let s = self.device.stats();
+        let cost = s.flash_reads as f64 * self.prices_ns[0]
+            + s.flash_programs as f64 * self.prices_ns[1]
+            + s.erases as f64 * self.prices_ns[2];
+        let per_write = if s.host_writes > 0 {
+            ((cost - s.host_reads as f64 * self.prices_ns[0]) / s.host_writes as f64).max(floor_ns)
+        } else {
+            floor_ns
+        };
+        cost + self.dirty_frames as f64 * per_write
+    }
+
+    /// Pages written to the shadow's device so far.
+    pub fn pages_written(&self) -> u64 {
+        self.device.stats().host_writes
+    }
+
+    /// Dirty pages in the miniature buffer: write-backs owed.
+    pub fn dirty_frames(&self) -> u64 {
+        self.dirty_frames
+    }
+
+    /// `true` once the miniature buffer has been full (its expert has had to evict).
+    pub fn is_full(&self) -> bool {
+        self.filled || self.failed
+    }
+
+    /// The compact page standing for the sampled `page`.
+    #[inline]
+    fn compact(&mut self, page: u64) -> u64 {
+        let block = page / self.ppb;
+        let n = self.blocks.len() as u64;
+        let b = if let Some(&b) = self.blocks.get(&block) {
+            b
+        } else if n < self.space_blocks {
+            self.blocks.insert(block, n);
+            n
+        } else {
+            crate::fbx::mix(block) % self.space_blocks
+        };
+        b * self.ppb + page % self.ppb
+    }
+
+    fn read(&mut self, page: u64) {
+        if self.device.read(page).is_err() {
+            self.failed = true;
+        }
+    }
+
+    fn write(&mut self, page: u64) {
+        if self.device.write(page).is_err() {
+            self.failed = true;
+        }
+    }
+
+    /// Simulates one sampled request (`a.page` is the trace's page).
+    pub fn access(&mut self, a: &Access) {
+        if self.failed {
+            return;
+        }
+        self.requests += 1;
+        let page = self.compact(a.page);
+        let a = Access { page, ..*a };
+        if let Some(&f) = self.table.get(&page) {
+            if a.kind.is_write() && !self.dirty[f as usize] {
+                self.dirty[f as usize] = true;
+                self.dirty_frames += 1;
+            }
+            self.expert.on_hit(f, &a);
+            return;
+        }
+        self.misses += 1;
+        if self.free.is_empty() {
+            self.filled = true;
+            self.out.clear();
+            let mut out = std::mem::take(&mut self.out);
+            let r = self.expert.victims(&a, &Table(&self.table), &mut out);
+            if r.is_err() || (out.victims.is_empty() && !out.bypass) {
+                self.out = out;
+                self.failed = true;
+                return;
+            }
+            if let Some(pad) = out.pad {
+                for p in pad.first_page..pad.first_page + u64::from(pad.pages) {
+                    if self.table.contains_key(&p) {
+                        self.write(p);
+                    } else {
+                        self.read(p);
+                        self.write(p);
+                    }
+                }
+            }
+            for &v in &out.victims {
+                let v = v as usize;
+                if v >= self.page.len() || self.page[v] == u64::MAX {
+                    self.failed = true;
+                    break;
+                }
+                let p = self.page[v];
+                let in_pad = out.pad.is_some_and(|b| (b.first_page..b.first_page + u64::from(b.pages)).contains(&p));
+                if self.dirty[v] && !in_pad {
+                    self.write(p);
+                }
+                self.table.remove(&p);
+                self.dirty_frames -= u64::from(self.dirty[v]);
+                self.page[v] = u64::MAX;
+                self.dirty[v] = false;
+                self.free.push(v as FrameId);
+            }
+            let bypass = out.bypass;
+            self.out = out;
+            if bypass {
+                self.read(page);
+                if a.kind.is_write() {
+                    self.write(page);
+                }
+                return;
+            }
+        }
+        let Some(f) = self.free.pop() else {
+            self.failed = true;
+            return;
+        };
+        // A database buffer: a miss (a write miss too) fetches its page.
+        self.read(page);
+        self.table.insert(page, f);
+        self.page[f as usize] = page;
+        self.dirty[f as usize] = a.kind == AccessKind::Write;
+        self.dirty_frames += u64::from(a.kind == AccessKind::Write);
+        self.expert.on_insert(f, &a);
+    }
+
+    /// Recounts the shadow's buffer against its expert and page table.
+    pub fn check_invariants(&self) -> Result<(), String> {
+        if self.failed {
+            return Ok(());
+        }
+        self.expert.check_invariants()?;
+        let used = self.page.iter().filter(|&&p| p != u64::MAX).count();
+        let dirty = self.dirty.iter().filter(|&&d| d).count() as u64;
+        if dirty != self.dirty_frames {
+            return Err(format!("shadow {}: {dirty} dirty frames, {} counted", self.kind().name(), self.dirty_frames));
+        }
+        if used != self.table.len() || used != self.expert.len() || used + self.free.len() != self.page.len() {
+            return Err(format!(
+                "shadow {}: {used} frames used, {} in the page table, {} tracked by the expert, {} free of {}",
+                self.kind().name(),
+                self.table.len(),
+                self.expert.len(),
+                self.free.len(),
+                self.page.len()
+            ));
+        }
+        for (&p, &f) in &self.table {
+            if self.page.get(f as usize) != Some(&p) {
+                return Err(format!("shadow {}: page {p} maps to frame {f}, which holds another", self.kind().name()));
+            }
+        }
+        Ok(())
+    }
+}
