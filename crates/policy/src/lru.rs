@@ -31,6 +31,11 @@ impl Replacer for Lru {
         self.lists.move_to_front(QUEUE, frame);
     }
 
+    #[inline(always)]
+    fn prefetch_frame(&self, frame: FrameId) {
+        self.lists.prefetch(frame);
+    }
+
     #[inline]
     fn on_insert(&mut self, frame: FrameId, access: &Access) {
         self.dirty[frame as usize] = access.kind.is_write();

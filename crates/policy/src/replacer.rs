@@ -159,6 +159,15 @@ pub trait Replacer: Send + 'static {
         let _ = page;
     }
 
+    /// A request for the page in `frame` is probably coming soon (the simulator says so a few
+    /// requests ahead, once its page table has named the frame; the frame may hold another page
+    /// by then): a policy may bring that frame's record into cache. Changes nothing; by default
+    /// does nothing.
+    #[inline(always)]
+    fn prefetch_frame(&self, frame: FrameId) {
+        let _ = frame;
+    }
+
     /// The buffer needs a free frame to bring in `incoming`: choose one or more victims and
     /// push them onto `out.victims` (which the caller has cleared), skipping pinned frames.
     /// When this returns `Ok`, the victims are no longer tracked by the policy: the caller

@@ -183,6 +183,18 @@ impl<R: Replacer, D: Device> Buffer<R, D> {
         self.device.prefetch(page);
     }
 
+    /// Hints that `page` will be requested very soon, after [`prefetch`](Self::prefetch) was
+    /// given it some requests earlier: the page table's slot is in cache by now and names the
+    /// frame, whose records (the page table's reverse map, the policy's per-frame record) are
+    /// brought into cache in turn.
+    #[inline(always)]
+    pub fn prefetch_frame(&self, page: u64) {
+        let f = self.table.prefetch_frame_of(page);
+        if f != flashbuf_policy::NIL {
+            self.policy.prefetch_frame(f);
+        }
+    }
+
     /// Serves one request. `next_use` is the virtual time of the page's next access, for
     /// policies that need the future ([`flashbuf_policy::NEVER`] otherwise).
     #[inline(always)]

@@ -106,6 +106,20 @@ impl PageTable {
         let _ = page;
     }
 
+    /// The frame `page`'s direct-mapped slot names, without checking that the frame still
+    /// holds the page (it may be stale or `NIL`), after bringing the frame's reverse-map entry
+    /// into cache: for prefetching, a few requests ahead, what serving `page` will touch.
+    #[inline(always)]
+    pub fn prefetch_frame_of(&self, page: u64) -> FrameId {
+        if page < self.dense.len() as u64 {
+            let f = self.dense[page as usize];
+            flashbuf_flash::nand::prefetch(&self.frame_page, f as usize);
+            f
+        } else {
+            NIL
+        }
+    }
+
     /// Records that `page` (not buffered) now lives in the empty `frame`.
     #[inline]
     pub fn insert(&mut self, page: u64, frame: FrameId) {

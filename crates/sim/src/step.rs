@@ -28,6 +28,10 @@ use crate::run::{Period, RunOptions, RunOutput};
 /// memory access to complete, near enough to stay in cache.
 const PREFETCH_AHEAD: usize = 16;
 
+/// How many requests ahead the frame a request's page-table slot names is prefetched (its
+/// reverse-map entry and the policy's record): after the slot itself has arrived.
+const PREFETCH_FRAME_AHEAD: usize = 6;
+
 /// A run fed batch by batch (see the module documentation).
 pub trait Stepper: Send {
     /// `true` when the run needs [`flashbuf_policy::Access::next_use`] (offline policies):
@@ -170,6 +174,9 @@ impl<R: Replacer, D: Device> Run<R, D> {
                     for (i, req) in chunk.iter().enumerate() {
                         if let Some(ahead) = chunk.get(i + PREFETCH_AHEAD) {
                             self.buffer.prefetch(ahead.page);
+                        }
+                        if let Some(near) = chunk.get(i + PREFETCH_FRAME_AHEAD) {
+                            self.buffer.prefetch_frame(near.page);
                         }
                         self.buffer.access(req, NEVER)?;
                     }
