@@ -36,6 +36,11 @@ impl Replacer for Lru {
         self.lists.prefetch(frame);
     }
 
+    #[inline(always)]
+    fn likely_victim(&self) -> Option<FrameId> {
+        self.lists.back(QUEUE)
+    }
+
     #[inline]
     fn on_insert(&mut self, frame: FrameId, access: &Access) {
         self.dirty[frame as usize] = access.kind.is_write();
