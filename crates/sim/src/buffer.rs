@@ -156,6 +156,18 @@ impl<R: Replacer, D: Device> Buffer<R, D> {
     /// An empty buffer of `frames` frames. `pages_hint` pre-sizes the page table (the trace's
     /// largest page + 1, when known; 0 otherwise).
     pub fn new(policy: R, device: D, frames: usize, write_miss: WriteMiss, pages_hint: u64) -> Result<Self, SimError> {
+        Self::with_table(policy, device, frames, write_miss, PageTable::new(frames, pages_hint))
+    }
+
+    /// An empty buffer of `frames` frames whose pages are looked up in `table` (an empty table
+    /// for `frames` frames).
+    pub fn with_table(
+        policy: R,
+        device: D,
+        frames: usize,
+        write_miss: WriteMiss,
+        table: PageTable,
+    ) -> Result<Self, SimError> {
         if frames == 0 {
             return Err(SimError::Config("the buffer needs at least one frame".into()));
         }
@@ -165,7 +177,7 @@ impl<R: Replacer, D: Device> Buffer<R, D> {
         Ok(Buffer {
             policy,
             device,
-            table: PageTable::new(frames, pages_hint),
+            table,
             dirty: vec![false; frames],
             free: (0..frames as FrameId).rev().collect(),
             ev: Evictions { victims: Vec::with_capacity(64), pad: None, bypass: false },

@@ -47,6 +47,14 @@ impl PageTable {
         Self::with_limit(frames, pages, limit)
     }
 
+    /// An empty table for `frames` frames over page numbers known to be dense (a trace renumbered
+    /// into a compact address space, first touch first): every page below [`DENSE_LIMIT`] is
+    /// direct-mapped, the array growing with the largest page met. Its memory then follows the
+    /// pages touched (4 bytes each), which is what a compact space holds.
+    pub fn dense(frames: usize) -> Self {
+        Self::with_limit(frames, 0, DENSE_LIMIT)
+    }
+
     /// Like [`new`](Self::new) with another direct-mapping limit (tests).
     pub fn with_limit(frames: usize, pages: u64, limit: u64) -> Self {
         PageTable {

@@ -22,6 +22,7 @@ use flashbuf_policy::{NEVER, PolicyConfig, PolicyVisitor, Replacer};
 use flashbuf_trace::Request;
 
 use crate::buffer::{Buffer, Counters, SimError};
+use crate::page_table::PageTable;
 use crate::run::{Period, RunOptions, RunOutput};
 
 /// How many requests ahead the page-table slot of a request is prefetched: far enough for the
@@ -80,7 +81,12 @@ impl<D: Device + Send + 'static> PolicyVisitor for Make<'_, D> {
 
 impl<R: Replacer, D: Device> Run<R, D> {
     pub(crate) fn new(policy: R, device: D, o: &RunOptions) -> Result<Self, SimError> {
-        let buffer = Buffer::new(policy, device, o.frames, o.write_miss, o.pages_hint)?;
+        let table = if o.dense_pages && o.pages_hint == 0 {
+            PageTable::dense(o.frames)
+        } else {
+            PageTable::new(o.frames, o.pages_hint)
+        };
+        let buffer = Buffer::with_table(policy, device, o.frames, o.write_miss, table)?;
         let interval = o.interval.filter(|&n| n > 0);
         let first_event = if o.warmup > 0 { o.warmup } else { interval.unwrap_or(u64::MAX) };
         Ok(Run {
