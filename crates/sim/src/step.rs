@@ -17,7 +17,7 @@
 
 use std::time::Instant;
 
-use flashbuf_flash::{Device, DeviceStats, thread_cpu_s};
+use flashbuf_flash::{AnyDevice, Device, DeviceStats, thread_cpu_s};
 use flashbuf_policy::{NEVER, PolicyConfig, PolicyVisitor, Replacer};
 use flashbuf_trace::Request;
 
@@ -54,6 +54,20 @@ pub fn stepper<D: Device + Send + 'static>(
     options: &RunOptions,
 ) -> Result<Box<dyn Stepper>, SimError> {
     policy.build(options.frames, Make { device, options })
+}
+
+/// Builds the stepper of `policy` over a device chosen at run time. The ideal device gets a
+/// loop of its own, in which its bookkeeping is inlined (a few additions per request); the
+/// flash devices share one, dispatching each device operation on the device's kind.
+pub fn stepper_any(
+    policy: &PolicyConfig,
+    device: AnyDevice,
+    options: &RunOptions,
+) -> Result<Box<dyn Stepper>, SimError> {
+    match device {
+        AnyDevice::Ideal(d) => stepper(policy, d, options),
+        d => stepper(policy, d, options),
+    }
 }
 
 /// Builds the stepper of a policy given as a value: a policy outside the registry (a policy
