@@ -21,7 +21,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use clap::Args;
-use flashbuf_flash::{DeviceConfig, DeviceKind, Precondition};
+use flashbuf_flash::{AnyDevice, DeviceConfig, DeviceKind, Precondition};
 use flashbuf_sim::RunOptions;
 use flashbuf_trace::{Format, GenSpec, ReadOptions, TraceSpec, create_writer};
 
@@ -134,7 +134,13 @@ pub fn run(a: BenchArgs) -> Result<()> {
                 let options = RunOptions { pages_hint: pages, ..RunOptions::new(a.buffer) };
                 // A device-aware policy sees this device, as under `flashbuf run`.
                 let policy = policy.for_device(&flashbuf_sim::device_profile(config));
-                let out = flashbuf_sim::run(&policy, device, opened.source.as_mut(), &options, &mut |_| {})?;
+                // The ideal device runs in a loop of its own (as in `flashbuf run`, see
+                // `flashbuf_sim::stepper_any`).
+                let source = opened.source.as_mut();
+                let out = match device {
+                    AnyDevice::Ideal(d) => flashbuf_sim::run(&policy, d, source, &options, &mut |_| {})?,
+                    d => flashbuf_sim::run(&policy, d, source, &options, &mut |_| {})?,
+                };
                 let rate = out.counters.requests as f64 / out.elapsed_s;
                 let slot = &mut best[d * policies.len() + p];
                 if slot.as_ref().is_none_or(|b| rate > b.rate) {

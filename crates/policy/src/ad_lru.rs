@@ -167,6 +167,11 @@ impl Replacer for AdLru {
         }
     }
 
+    #[inline(always)]
+    fn prefetch_frame(&self, frame: FrameId) {
+        self.lists.prefetch(frame);
+    }
+
     #[inline]
     fn on_hit(&mut self, frame: FrameId, access: &Access) {
         self.referenced[frame as usize] = true;

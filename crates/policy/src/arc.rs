@@ -11,64 +11,186 @@
 //! Mapping onto the replacer contract: the directory maintenance of a miss (adapting `p`,
 //! trimming B1/B2, REPLACE) runs in `victims` when the buffer is full, or in `on_insert` when a
 //! free frame was available (then REPLACE is skipped, as the paper's cache is not yet full).
-//! Ghost entries are nodes `capacity..3·capacity` of the same index-linked lists; a page
-//! directory finds them by page number (one lookup per miss: an array index for page numbers
-//! below 2^26, prefetched a few requests ahead like the simulator's page table; a hash above).
 //! With pinned frames, REPLACE takes the LRU-most unpinned page of the list it selects, falling
 //! back to the other list.
+//!
+//! Layout (chosen for speed; the paper is silent): one array of 16-byte nodes, each holding its
+//! two list links and its page, for the frames `0..c` and the ghost entries `c..3c+1`; one byte
+//! per node for its list and dirty bit. A miss therefore reads each node it unlinks once (links
+//! and page in one cache line) and otherwise only *writes* to lines it has not read: dropping a
+//! ghost clears its directory slot, adding one sets it, without reading either first. The ghost
+//! directory maps a page to its ghost node: an array index for page numbers below 2^26
+//! (prefetched a few requests ahead like the simulator's page table), a hash map above. The
+//! LRU ends of the four lists, where the next miss will read, are prefetched with it.
 
-use crate::blocks::{BlockTable, DENSE_PAGES};
-use crate::lists::FrameLists;
+use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
+
+use rustc_hash::FxHasher;
+
+use crate::blocks::{DENSE_PAGES, Ends, Linked, link_front, prefetch, unlink, walk};
 use crate::params::NoParams;
-use crate::replacer::{Access, EvictError, Evictions, FrameId, Pins, Replacer};
+use crate::replacer::{Access, EvictError, Evictions, FrameId, NIL, Pins, Replacer};
 
 const T1: u8 = 0;
 const T2: u8 = 1;
 const B1: u8 = 2;
 const B2: u8 = 3;
+/// `meta` of a node in no list.
+const NO_LIST: u8 = 4;
+/// The list bits of `meta`.
+const LIST: u8 = 0x7;
+/// The dirty bit of `meta` (frames only).
+const DIRTY: u8 = 0x80;
+
+/// A frame or a ghost entry: its links `[towards MRU, towards LRU]` and its page.
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(16))]
+struct Node {
+    links: [u32; 2],
+    page: u64,
+}
+
+impl Linked<0> for Node {
+    #[inline(always)]
+    fn links(&self) -> [u32; 2] {
+        self.links
+    }
+    #[inline(always)]
+    fn links_mut(&mut self) -> &mut [u32; 2] {
+        &mut self.links
+    }
+}
 
 /// The ARC policy.
 pub struct Arc {
     c: usize,
     p: f64,
-    lists: FrameLists,
-    /// Page of every frame.
-    page: Vec<u64>,
-    dirty: Vec<bool>,
-    /// Ghost page → ghost slot `s`, the list node `c + s`.
-    ghosts: BlockTable,
+    /// Frames `0..c`, then ghost entries.
+    node: Vec<Node>,
+    /// List of every node (`T1`..`B2`, or `NO_LIST`), with `DIRTY` for dirty frames.
+    meta: Vec<u8>,
+    ends: [Ends; 4],
+    /// Unused ghost nodes.
+    free_ghosts: Vec<u32>,
+    /// Ghost page → ghost node, for pages below `dense.len()` (`NIL`: none); grown up to
+    /// `DENSE_PAGES` as pages are met.
+    dense: Vec<u32>,
+    /// Ghost page → ghost node, for pages from `DENSE_PAGES` up. Reserved at twice the ghost
+    /// count, so that it never reallocates.
+    sparse: HashMap<u64, u32, BuildHasherDefault<FxHasher>>,
     /// Set by `victims`: the incoming page's directory work is done; it goes to T2 if `true`.
     prepared: Option<(u64, bool)>,
 }
 
 impl Arc {
+    #[inline(always)]
+    fn len_of(&self, list: u8) -> usize {
+        self.ends[list as usize].len as usize
+    }
+
+    #[inline(always)]
+    fn list_of(&self, n: u32) -> u8 {
+        self.meta[n as usize] & LIST
+    }
+
+    #[inline(always)]
+    fn push_front(&mut self, list: u8, n: u32) {
+        link_front::<0, _>(&mut self.node, &mut self.ends[list as usize], n);
+        let m = &mut self.meta[n as usize];
+        *m = (*m & DIRTY) | list;
+    }
+
+    /// Unlinks `n` (which is in a list).
+    #[inline(always)]
+    fn unlink(&mut self, n: u32) {
+        let list = self.list_of(n);
+        debug_assert_ne!(list, NO_LIST, "node {n} is in no list");
+        unlink::<0, _>(&mut self.node, &mut self.ends[list as usize], n);
+        let m = &mut self.meta[n as usize];
+        *m = (*m & DIRTY) | NO_LIST;
+    }
+
+    /// The ghost node of `page`, if it is in B1 or B2.
+    #[inline(always)]
+    fn ghost(&self, page: u64) -> Option<u32> {
+        if page < self.dense.len() as u64 {
+            let g = self.dense[page as usize];
+            (g != NIL).then_some(g)
+        } else if page < DENSE_PAGES {
+            None
+        } else {
+            self.sparse.get(&page).copied()
+        }
+    }
+
+    /// Records `g` as the ghost node of `page` (not in the directory).
+    #[inline(always)]
+    fn set_ghost(&mut self, page: u64, g: u32) {
+        if page < DENSE_PAGES {
+            if page >= self.dense.len() as u64 {
+                self.grow(page);
+            }
+            self.dense[page as usize] = g;
+        } else {
+            self.sparse.insert(page, g);
+        }
+    }
+
+    #[inline(always)]
+    fn clear_ghost(&mut self, page: u64) {
+        if page < DENSE_PAGES {
+            self.dense[page as usize] = NIL;
+        } else {
+            self.sparse.remove(&page);
+        }
+    }
+
+    #[cold]
+    fn grow(&mut self, page: u64) {
+        let want = (page + 1).max(2 * self.dense.len() as u64).clamp(1024.min(DENSE_PAGES), DENSE_PAGES);
+        self.dense.resize(want as usize, NIL);
+    }
+
+    /// Drops the LRU entry of ghost list `list`, if any.
     fn drop_ghost(&mut self, list: u8) {
-        if let Some(g) = self.lists.pop_back(list) {
-            self.ghosts.release(g - self.c as u32);
+        let g = self.ends[list as usize].tail;
+        if g != NIL {
+            self.unlink(g);
+            self.clear_ghost(self.node[g as usize].page);
+            self.free_ghosts.push(g);
         }
     }
 
     fn add_ghost(&mut self, list: u8, page: u64) {
-        let (s, created) = self.ghosts.get_or_insert(page);
-        debug_assert!(created, "page {page} was resident, not a ghost");
-        self.lists.push_front(list, self.c as u32 + s);
+        let g = self.free_ghosts.pop().expect("ARC's directory holds at most 2c + 1 ghost entries");
+        self.node[g as usize].page = page;
+        self.set_ghost(page, g);
+        self.push_front(list, g);
     }
 
     fn lru_unpinned<P: Pins + ?Sized>(&self, list: u8, pins: &P) -> Option<FrameId> {
-        self.lists.iter_from_back(list).find(|&f| !pins.is_pinned(f))
+        let mut f = self.ends[list as usize].tail;
+        while f != NIL {
+            if !pins.is_pinned(f) {
+                return Some(f);
+            }
+            f = self.node[f as usize].links[0];
+        }
+        None
     }
 
     /// REPLACE(x, p) of the paper; returns the evicted frame, which it moves to B1 or B2.
     fn replace<P: Pins + ?Sized>(&mut self, in_b2: bool, pins: &P) -> Result<FrameId, EvictError> {
-        let t1 = self.lists.len(T1);
+        let t1 = self.len_of(T1);
         let from_t1 = t1 >= 1 && ((in_b2 && t1 as f64 == self.p) || t1 as f64 > self.p);
         let (first, second) = if from_t1 { (T1, T2) } else { (T2, T1) };
         let (victim, from) = match self.lru_unpinned(first, pins) {
             Some(f) => (f, first),
             None => (self.lru_unpinned(second, pins).ok_or(EvictError::AllPinned)?, second),
         };
-        self.lists.remove(victim);
-        self.add_ghost(if from == T1 { B1 } else { B2 }, self.page[victim as usize]);
+        self.unlink(victim);
+        self.add_ghost(if from == T1 { B1 } else { B2 }, self.node[victim as usize].page);
         Ok(victim)
     }
 
@@ -81,10 +203,9 @@ impl Arc {
         pins: &P,
     ) -> Result<(Option<FrameId>, bool), EvictError> {
         let c = self.c as f64;
-        if let Some(s) = self.ghosts.get(page) {
-            let g = self.c as u32 + s;
-            let (b1, b2) = (self.lists.len(B1) as f64, self.lists.len(B2) as f64);
-            let in_b2 = self.lists.contains(B2, g);
+        if let Some(g) = self.ghost(page) {
+            let (b1, b2) = (self.len_of(B1) as f64, self.len_of(B2) as f64);
+            let in_b2 = self.list_of(g) == B2;
             if in_b2 {
                 let delta = if b2 >= b1 { 1.0 } else { b1 / b2 };
                 self.p = (self.p - delta).max(0.0);
@@ -94,12 +215,13 @@ impl Arc {
             }
             let victim = if replace { Some(self.replace(in_b2, pins)?) } else { None };
             // The incoming page leaves the ghost directory (it becomes resident in T2).
-            self.lists.remove(g);
-            self.ghosts.release(s);
+            self.unlink(g);
+            self.clear_ghost(page);
+            self.free_ghosts.push(g);
             return Ok((victim, true));
         }
-        let (t1, b1) = (self.lists.len(T1), self.lists.len(B1));
-        let total = t1 + b1 + self.lists.len(T2) + self.lists.len(B2);
+        let (t1, b1) = (self.len_of(T1), self.len_of(B1));
+        let total = t1 + b1 + self.len_of(T2) + self.len_of(B2);
         let mut victim = None;
         if t1 + b1 >= self.c {
             if t1 < self.c {
@@ -110,7 +232,7 @@ impl Arc {
             } else if replace {
                 // Case IV.A with B1 empty: T1's LRU page leaves the cache and the directory.
                 let f = self.lru_unpinned(T1, pins).ok_or(EvictError::AllPinned)?;
-                self.lists.remove(f);
+                self.unlink(f);
                 victim = Some(f);
             }
         } else if total >= self.c {
@@ -133,6 +255,12 @@ impl Arc {
     pub fn target_p(&self) -> f64 {
         self.p
     }
+
+    /// `true` when `frame` is in T2 (tests).
+    #[cfg(test)]
+    fn in_t2(&self, frame: FrameId) -> bool {
+        self.list_of(frame) == T2
+    }
 }
 
 impl Replacer for Arc {
@@ -140,26 +268,47 @@ impl Replacer for Arc {
 
     fn new(capacity: usize, _config: &NoParams) -> Self {
         let nodes = 3 * capacity + 1;
+        assert!(nodes < NIL as usize, "too many frames for ARC");
+        let ghosts = nodes - capacity;
         Arc {
             c: capacity,
             p: 0.0,
-            lists: FrameLists::new(nodes, 4),
-            page: vec![0; capacity],
-            dirty: vec![false; capacity],
-            ghosts: BlockTable::with_dense_limit(nodes - capacity, DENSE_PAGES),
+            node: vec![Node { links: [NIL; 2], page: 0 }; nodes],
+            meta: vec![NO_LIST; nodes],
+            ends: [Ends::EMPTY; 4],
+            free_ghosts: (capacity as u32..nodes as u32).rev().collect(),
+            dense: Vec::new(),
+            sparse: HashMap::with_capacity_and_hasher(2 * ghosts, Default::default()),
             prepared: None,
         }
     }
 
     #[inline]
     fn on_hit(&mut self, frame: FrameId, access: &Access) {
-        self.dirty[frame as usize] |= access.kind.is_write();
-        self.lists.move_to_front(T2, frame);
+        let dirty = if access.kind.is_write() { DIRTY } else { 0 };
+        if self.ends[T2 as usize].head != frame {
+            if self.list_of(frame) != NO_LIST {
+                self.unlink(frame);
+            }
+            self.push_front(T2, frame);
+        }
+        self.meta[frame as usize] |= dirty;
+    }
+
+    /// Brings `page`'s directory slot and the LRU ends of the four lists (where the next miss
+    /// reads) into cache.
+    #[inline(always)]
+    fn prefetch(&self, page: u64) {
+        prefetch(&self.dense, page as usize);
+        for e in &self.ends {
+            prefetch(&self.node, e.tail as usize);
+        }
     }
 
     #[inline(always)]
-    fn prefetch(&self, page: u64) {
-        self.ghosts.prefetch(page);
+    fn prefetch_frame(&self, frame: FrameId) {
+        prefetch(&self.node, frame as usize);
+        prefetch(&self.meta, frame as usize);
     }
 
     fn on_insert(&mut self, frame: FrameId, access: &Access) {
@@ -167,9 +316,9 @@ impl Replacer for Arc {
             Some((page, to_t2)) if page == access.page => to_t2,
             _ => self.miss(access.page, false, &crate::replacer::NoPins).map(|(_, t2)| t2).unwrap_or(false),
         };
-        self.page[frame as usize] = access.page;
-        self.dirty[frame as usize] = access.kind.is_write();
-        self.lists.push_front(if to_t2 { T2 } else { T1 }, frame);
+        self.node[frame as usize].page = access.page;
+        self.meta[frame as usize] = (if access.kind.is_write() { DIRTY } else { 0 }) | NO_LIST;
+        self.push_front(if to_t2 { T2 } else { T1 }, frame);
     }
 
     fn victims<P: Pins + ?Sized>(
@@ -188,20 +337,39 @@ impl Replacer for Arc {
     }
 
     fn remove(&mut self, frame: FrameId) {
-        self.lists.remove(frame);
+        if self.list_of(frame) != NO_LIST {
+            self.unlink(frame);
+        }
     }
 
     fn len(&self) -> usize {
-        self.lists.len(T1) + self.lists.len(T2)
+        self.len_of(T1) + self.len_of(T2)
     }
 
     fn is_dirty(&self, frame: FrameId) -> Option<bool> {
-        Some(self.dirty[frame as usize])
+        Some(self.meta[frame as usize] & DIRTY != 0)
     }
 
     fn check_invariants(&self) -> Result<(), String> {
-        self.lists.check()?;
-        let (t1, t2, b1, b2) = (self.lists.len(T1), self.lists.len(T2), self.lists.len(B1), self.lists.len(B2));
+        let mut seen = vec![NO_LIST; self.node.len()];
+        for list in [T1, T2, B1, B2] {
+            for n in walk::<0, _>(&self.node, &self.ends[list as usize])? {
+                let ghost = n as usize >= self.c;
+                if ghost != (list >= B1) {
+                    return Err(format!("arc: node {n} (ghost: {ghost}) is in list {list}"));
+                }
+                if seen[n as usize] != NO_LIST {
+                    return Err(format!("arc: node {n} is in lists {} and {list}", seen[n as usize]));
+                }
+                seen[n as usize] = list;
+            }
+        }
+        for (n, (&s, &m)) in seen.iter().zip(&self.meta).enumerate() {
+            if m & LIST != s {
+                return Err(format!("arc: node {n} records list {} but is linked in {s}", m & LIST));
+            }
+        }
+        let (t1, t2, b1, b2) = (self.len_of(T1), self.len_of(T2), self.len_of(B1), self.len_of(B2));
         if t1 + t2 > self.c {
             return Err(format!("arc: |T1|+|T2| = {} > c = {}", t1 + t2, self.c));
         }
@@ -211,16 +379,23 @@ impl Replacer for Arc {
         if t1 + t2 + b1 + b2 > 2 * self.c {
             return Err(format!("arc: directory holds {} > 2c pages", t1 + t2 + b1 + b2));
         }
-        self.ghosts.check()?;
         let mut ghosts = 0;
-        for (page, s) in self.ghosts.live() {
+        for (n, &s) in seen.iter().enumerate().skip(self.c) {
+            if s == NO_LIST {
+                continue;
+            }
             ghosts += 1;
-            if !matches!(self.lists.list_of(self.c as u32 + s), Some(B1 | B2)) {
-                return Err(format!("arc: ghost page {page} (slot {s}) is in neither B1 nor B2"));
+            let page = self.node[n].page;
+            if self.ghost(page) != Some(n as u32) {
+                return Err(format!("arc: ghost page {page} (node {n}) is not found in the directory"));
             }
         }
-        if ghosts != b1 + b2 {
-            return Err(format!("arc: ghost directory has {ghosts} entries, B1+B2 = {}", b1 + b2));
+        let entries = self.dense.iter().filter(|&&g| g != NIL).count() + self.sparse.len();
+        if ghosts != b1 + b2 || entries != ghosts {
+            return Err(format!("arc: directory has {entries} entries, {ghosts} ghost nodes, B1+B2 = {}", b1 + b2));
+        }
+        if self.free_ghosts.len() + ghosts != self.node.len() - self.c {
+            return Err(format!("arc: {} free + {ghosts} live ghost nodes", self.free_ghosts.len()));
         }
         if !(0.0..=self.c as f64).contains(&self.p) {
             return Err(format!("arc: p = {} outside [0, c]", self.p));
@@ -228,7 +403,6 @@ impl Replacer for Arc {
         Ok(())
     }
 }
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -247,7 +421,7 @@ mod tests {
         assert_eq!(h.policy.target_p(), 1.0);
         assert_eq!(h.evicted_pages(), vec![2, 1]);
         let f = h.frame_of(2).unwrap();
-        assert!(h.policy.lists.contains(T2, f));
+        assert!(h.policy.in_t2(f));
         h.read(1); // hit in B2: p shrinks back to 0
         assert_eq!(h.policy.target_p(), 0.0);
     }

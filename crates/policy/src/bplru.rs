@@ -183,6 +183,11 @@ impl Replacer for Bplru {
         }
     }
 
+    #[inline(always)]
+    fn prefetch_frame(&self, frame: FrameId) {
+        crate::blocks::prefetch(&self.fr, frame as usize);
+    }
+
     #[inline]
     fn on_hit(&mut self, frame: FrameId, access: &Access) {
         let s = self.fr[frame as usize].slot;

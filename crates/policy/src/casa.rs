@@ -125,6 +125,11 @@ impl Replacer for Casa {
         }
     }
 
+    #[inline(always)]
+    fn prefetch_frame(&self, frame: FrameId) {
+        self.lists.prefetch(frame);
+    }
+
     #[inline]
     fn on_hit(&mut self, frame: FrameId, access: &Access) {
         let (c, d) = (self.lists.len(CLEAN) as f64, self.lists.len(DIRTY) as f64);

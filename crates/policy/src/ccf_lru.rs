@@ -109,6 +109,11 @@ impl Replacer for CcfLru {
         CcfLru { lists: FrameLists::new(capacity, 2), dirty: vec![false; capacity], cold: vec![false; capacity] }
     }
 
+    #[inline(always)]
+    fn prefetch_frame(&self, frame: FrameId) {
+        self.lists.prefetch(frame);
+    }
+
     #[inline]
     fn on_hit(&mut self, frame: FrameId, access: &Access) {
         let f = frame as usize;

@@ -34,6 +34,11 @@ impl Replacer for Clock {
         }
     }
 
+    #[inline(always)]
+    fn prefetch_frame(&self, frame: FrameId) {
+        crate::blocks::prefetch(&self.referenced, frame as usize);
+    }
+
     #[inline]
     fn on_hit(&mut self, frame: FrameId, access: &Access) {
         self.referenced[frame as usize] = true;

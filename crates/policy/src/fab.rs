@@ -221,6 +221,11 @@ impl Replacer for Fab {
         }
     }
 
+    #[inline(always)]
+    fn prefetch_frame(&self, frame: FrameId) {
+        crate::blocks::prefetch(&self.fr, frame as usize);
+    }
+
     #[inline]
     fn on_hit(&mut self, frame: FrameId, access: &Access) {
         let fr = &mut self.fr[frame as usize];

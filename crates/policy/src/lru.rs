@@ -31,6 +31,16 @@ impl Replacer for Lru {
         self.lists.move_to_front(QUEUE, frame);
     }
 
+    #[inline(always)]
+    fn prefetch_frame(&self, frame: FrameId) {
+        self.lists.prefetch(frame);
+    }
+
+    #[inline(always)]
+    fn likely_victim(&self) -> Option<FrameId> {
+        self.lists.back(QUEUE)
+    }
+
     #[inline]
     fn on_insert(&mut self, frame: FrameId, access: &Access) {
         self.dirty[frame as usize] = access.kind.is_write();

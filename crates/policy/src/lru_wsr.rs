@@ -50,6 +50,11 @@ impl Replacer for LruWsr {
         LruWsr { lists: FrameLists::new(capacity, 1), dirty: vec![false; capacity], cold: vec![false; capacity] }
     }
 
+    #[inline(always)]
+    fn prefetch_frame(&self, frame: FrameId) {
+        self.lists.prefetch(frame);
+    }
+
     #[inline]
     fn on_hit(&mut self, frame: FrameId, access: &Access) {
         let f = frame as usize;

@@ -159,6 +159,24 @@ pub trait Replacer: Send + 'static {
         let _ = page;
     }
 
+    /// A request for the page in `frame` is probably coming soon (the simulator says so a few
+    /// requests ahead, once its page table has named the frame; the frame may hold another page
+    /// by then): a policy may bring that frame's record into cache. Changes nothing; by default
+    /// does nothing.
+    #[inline(always)]
+    fn prefetch_frame(&self, frame: FrameId) {
+        let _ = frame;
+    }
+
+    /// The frame the next eviction will most likely name, when the policy can tell at the cost
+    /// of reading a field it keeps in cache (LRU: the back of its queue): the simulator then
+    /// brings the victim's page-table entry and the device's record of its page into cache
+    /// before the miss that evicts it. A hint only; by default `None`.
+    #[inline(always)]
+    fn likely_victim(&self) -> Option<FrameId> {
+        None
+    }
+
     /// The buffer needs a free frame to bring in `incoming`: choose one or more victims and
     /// push them onto `out.victims` (which the caller has cleared), skipping pinned frames.
     /// When this returns `Ok`, the victims are no longer tracked by the policy: the caller

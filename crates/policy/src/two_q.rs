@@ -126,6 +126,11 @@ impl Replacer for TwoQ {
         }
     }
 
+    #[inline(always)]
+    fn prefetch_frame(&self, frame: FrameId) {
+        self.lists.prefetch(frame);
+    }
+
     #[inline]
     fn on_hit(&mut self, frame: FrameId, access: &Access) {
         self.dirty[frame as usize] |= access.kind.is_write();

@@ -253,6 +253,15 @@ proptest! {
         differential::<Arc, _>(cap, NoParams, model, &trace)?;
     }
 
+    /// The same with page numbers from 2^26 up, which ARC's ghost directory hashes instead of
+    /// indexing, mixed with small ones.
+    #[test]
+    fn arc_matches_model_on_sparse_pages(cap in 1usize..16, trace in trace()) {
+        let trace: Vec<u64> = trace.iter().map(|&p| if p % 3 == 0 { p } else { p << 40 | p }).collect();
+        let model = ArcModel { c: cap, p: 0.0, t1: vec![], t2: vec![], b1: vec![], b2: vec![] };
+        differential::<Arc, _>(cap, NoParams, model, &trace)?;
+    }
+
     #[test]
     fn two_q_matches_model(cap in 1usize..16, kin in 0.0f64..1.0, kout in 0.0f64..2.0, trace in trace()) {
         let config = TwoQConfig { kin, kout };

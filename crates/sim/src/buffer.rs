@@ -156,6 +156,18 @@ impl<R: Replacer, D: Device> Buffer<R, D> {
     /// An empty buffer of `frames` frames. `pages_hint` pre-sizes the page table (the trace's
     /// largest page + 1, when known; 0 otherwise).
     pub fn new(policy: R, device: D, frames: usize, write_miss: WriteMiss, pages_hint: u64) -> Result<Self, SimError> {
+        Self::with_table(policy, device, frames, write_miss, PageTable::new(frames, pages_hint))
+    }
+
+    /// An empty buffer of `frames` frames whose pages are looked up in `table` (an empty table
+    /// for `frames` frames).
+    pub fn with_table(
+        policy: R,
+        device: D,
+        frames: usize,
+        write_miss: WriteMiss,
+        table: PageTable,
+    ) -> Result<Self, SimError> {
         if frames == 0 {
             return Err(SimError::Config("the buffer needs at least one frame".into()));
         }
@@ -165,7 +177,7 @@ impl<R: Replacer, D: Device> Buffer<R, D> {
         Ok(Buffer {
             policy,
             device,
-            table: PageTable::new(frames, pages_hint),
+            table,
             dirty: vec![false; frames],
             free: (0..frames as FrameId).rev().collect(),
             ev: Evictions { victims: Vec::with_capacity(64), pad: None, bypass: false },
@@ -181,6 +193,24 @@ impl<R: Replacer, D: Device> Buffer<R, D> {
         self.table.prefetch(page);
         self.policy.prefetch(page);
         self.device.prefetch(page);
+    }
+
+    /// Hints that `page` will be requested very soon, after [`prefetch`](Self::prefetch) was
+    /// given it some requests earlier: the page table's slot is in cache by now and names the
+    /// frame, whose records (the page table's reverse map, the policy's per-frame record) are
+    /// brought into cache in turn. The device's record of the page the policy will most likely
+    /// evict next ([`Replacer::likely_victim`]) is brought in too, for its write-back.
+    #[inline(always)]
+    pub fn prefetch_frame(&self, page: u64) {
+        let f = self.table.prefetch_frame_of(page);
+        if f != flashbuf_policy::NIL {
+            self.policy.prefetch_frame(f);
+        }
+        if let Some(v) = self.policy.likely_victim()
+            && let Some(victim_page) = self.table.page_of(v)
+        {
+            self.device.prefetch(victim_page);
+        }
     }
 
     /// Serves one request. `next_use` is the virtual time of the page's next access, for

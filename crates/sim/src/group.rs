@@ -20,7 +20,7 @@ use rayon::prelude::*;
 use crate::buffer::SimError;
 use crate::job::{JobError, RunSpec};
 use crate::run::{RunError, RunOutput, next_uses_by};
-use crate::step::{Stepper, stepper};
+use crate::step::{Stepper, stepper_any};
 
 /// Requests per batch of a group: large enough that handing a batch to a run costs nothing
 /// next to simulating it, small enough to stay in the last-level cache.
@@ -43,7 +43,7 @@ pub fn build(spec: &RunSpec) -> Result<Box<dyn Stepper>, JobError> {
     })?;
     // A device-aware policy takes what it left to the device (`auto`) from this run's device.
     let policy = spec.policy.for_device(&spec.device_profile());
-    stepper(&policy, device, &spec.options()).map_err(|e| run_error(spec, e.into()))
+    stepper_any(&policy, device, &spec.options()).map_err(|e| run_error(spec, e.into()))
 }
 
 /// The requests kept for offline runs: pages and a bit per request for writes.

@@ -124,6 +124,7 @@ impl RunSpec {
             frames: self.frames,
             write_miss: self.write_miss,
             pages_hint: self.trace_pages,
+            dense_pages: self.remap.is_some(),
             check_every: self.check_every,
             final_flush: self.final_flush,
             warmup: self.warmup,
@@ -137,7 +138,13 @@ impl RunSpec {
     /// ([`crate::sweep::run_parallel`]); it errs on the large side.
     pub fn memory_bytes(&self) -> u64 {
         let frames = self.frames as u64;
-        let table = self.trace_pages.max(16 * frames).min(crate::DENSE_LIMIT) * 4;
+        // A renumbered trace's pages are direct-mapped up to the largest one met: about twice
+        // the footprint (the compact space rounds up to extents; the array grows by doubling).
+        let pages = match (self.remap, self.footprint_pages) {
+            (Some(_), Some(f)) => self.trace_pages.max(f.saturating_mul(2)),
+            _ => self.trace_pages,
+        };
+        let table = pages.max(16 * frames).min(crate::DENSE_LIMIT) * 4;
         let buffer = frames.saturating_mul(self.policy.bytes_per_frame()).saturating_add(table);
         let device = match self.device.kind {
             flashbuf_flash::DeviceKind::Ideal => 0,

@@ -38,4 +38,4 @@ pub use job::{JobError, RunSpec, device_profile, execute};
 pub use page_table::{DENSE_LIMIT, PageTable};
 pub use prepare::{Needs, PreparedTrace, RemapMode, prepare};
 pub use run::{BATCH, Period, ResultRow, RunError, RunOptions, RunOutput, next_uses, run};
-pub use step::Stepper;
+pub use step::{Stepper, stepper_any};

@@ -47,6 +47,14 @@ impl PageTable {
         Self::with_limit(frames, pages, limit)
     }
 
+    /// An empty table for `frames` frames over page numbers known to be dense (a trace renumbered
+    /// into a compact address space, first touch first): every page below [`DENSE_LIMIT`] is
+    /// direct-mapped, the array growing with the largest page met. Its memory then follows the
+    /// pages touched (4 bytes each), which is what a compact space holds.
+    pub fn dense(frames: usize) -> Self {
+        Self::with_limit(frames, 0, DENSE_LIMIT)
+    }
+
     /// Like [`new`](Self::new) with another direct-mapping limit (tests).
     pub fn with_limit(frames: usize, pages: u64, limit: u64) -> Self {
         PageTable {
@@ -104,6 +112,20 @@ impl PageTable {
         }
         #[cfg(not(target_arch = "x86_64"))]
         let _ = page;
+    }
+
+    /// The frame `page`'s direct-mapped slot names, without checking that the frame still
+    /// holds the page (it may be stale or `NIL`), after bringing the frame's reverse-map entry
+    /// into cache: for prefetching, a few requests ahead, what serving `page` will touch.
+    #[inline(always)]
+    pub fn prefetch_frame_of(&self, page: u64) -> FrameId {
+        if page < self.dense.len() as u64 {
+            let f = self.dense[page as usize];
+            flashbuf_flash::nand::prefetch(&self.frame_page, f as usize);
+            f
+        } else {
+            NIL
+        }
     }
 
     /// Records that `page` (not buffered) now lives in the empty `frame`.

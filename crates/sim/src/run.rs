@@ -38,6 +38,10 @@ pub struct RunOptions {
     /// (the compact space of a remapped trace, or the largest page + 1 of a dense one); 0 when
     /// unknown or sparse (the table then grows with the pages it meets, never past its limit).
     pub pages_hint: u64,
+    /// The page numbers are dense although their number is not known in advance (a trace
+    /// renumbered into a compact space as it is read): the page table direct-maps them all,
+    /// growing with the largest one met, instead of hashing those beyond 16 per frame.
+    pub dense_pages: bool,
     /// Check every invariant of buffer, policy and device after every `n` requests (tests).
     pub check_every: Option<u64>,
     /// Write back the dirty pages left at the end of the trace (default true: the AD-LRU paper
@@ -57,6 +61,7 @@ impl RunOptions {
             frames,
             write_miss: WriteMiss::Fetch,
             pages_hint: 0,
+            dense_pages: false,
             check_every: None,
             final_flush: true,
             warmup: 0,

@@ -17,16 +17,21 @@
 
 use std::time::Instant;
 
-use flashbuf_flash::{Device, DeviceStats, thread_cpu_s};
+use flashbuf_flash::{AnyDevice, Device, DeviceStats, thread_cpu_s};
 use flashbuf_policy::{NEVER, PolicyConfig, PolicyVisitor, Replacer};
 use flashbuf_trace::Request;
 
 use crate::buffer::{Buffer, Counters, SimError};
+use crate::page_table::PageTable;
 use crate::run::{Period, RunOptions, RunOutput};
 
 /// How many requests ahead the page-table slot of a request is prefetched: far enough for the
 /// memory access to complete, near enough to stay in cache.
 const PREFETCH_AHEAD: usize = 16;
+
+/// How many requests ahead the frame a request's page-table slot names is prefetched (its
+/// reverse-map entry and the policy's record): after the slot itself has arrived.
+const PREFETCH_FRAME_AHEAD: usize = 6;
 
 /// A run fed batch by batch (see the module documentation).
 pub trait Stepper: Send {
@@ -49,6 +54,20 @@ pub fn stepper<D: Device + Send + 'static>(
     options: &RunOptions,
 ) -> Result<Box<dyn Stepper>, SimError> {
     policy.build(options.frames, Make { device, options })
+}
+
+/// Builds the stepper of `policy` over a device chosen at run time. The ideal device gets a
+/// loop of its own, in which its bookkeeping is inlined (a few additions per request); the
+/// flash devices share one, dispatching each device operation on the device's kind.
+pub fn stepper_any(
+    policy: &PolicyConfig,
+    device: AnyDevice,
+    options: &RunOptions,
+) -> Result<Box<dyn Stepper>, SimError> {
+    match device {
+        AnyDevice::Ideal(d) => stepper(policy, d, options),
+        d => stepper(policy, d, options),
+    }
 }
 
 /// Builds the stepper of a policy given as a value: a policy outside the registry (a policy
@@ -76,7 +95,12 @@ impl<D: Device + Send + 'static> PolicyVisitor for Make<'_, D> {
 
 impl<R: Replacer, D: Device> Run<R, D> {
     pub(crate) fn new(policy: R, device: D, o: &RunOptions) -> Result<Self, SimError> {
-        let buffer = Buffer::new(policy, device, o.frames, o.write_miss, o.pages_hint)?;
+        let table = if o.dense_pages && o.pages_hint == 0 {
+            PageTable::dense(o.frames)
+        } else {
+            PageTable::new(o.frames, o.pages_hint)
+        };
+        let buffer = Buffer::with_table(policy, device, o.frames, o.write_miss, table)?;
         let interval = o.interval.filter(|&n| n > 0);
         let first_event = if o.warmup > 0 { o.warmup } else { interval.unwrap_or(u64::MAX) };
         Ok(Run {
@@ -170,6 +194,9 @@ impl<R: Replacer, D: Device> Run<R, D> {
                     for (i, req) in chunk.iter().enumerate() {
                         if let Some(ahead) = chunk.get(i + PREFETCH_AHEAD) {
                             self.buffer.prefetch(ahead.page);
+                        }
+                        if let Some(near) = chunk.get(i + PREFETCH_FRAME_AHEAD) {
+                            self.buffer.prefetch_frame(near.page);
                         }
                         self.buffer.access(req, NEVER)?;
                     }
