@@ -117,10 +117,6 @@ struct Pending {
 /// the end of a chain of dependent loads (page state → stack distance → bin).
 const LAG: usize = 16;
 
-/// How many accesses ahead the exact pass prefetches the stack's lines of a page (its state
-/// having been prefetched `LAG` accesses ahead).
-const NEAR: usize = 8;
-
 #[derive(Clone, Debug)]
 enum Mode {
     Exact,
@@ -184,7 +180,6 @@ impl Decisions {
         let (mut n, mut w, mut top) = (0, 0, *missed);
         for (i, r) in chunk.iter().enumerate() {
             w += r.kind as u64;
-            kept[n % CHUNK] = i as u16;
             let b = sampler.block(r.page);
             // One comparison: the block is cached and its word is in bounds.
             let k = match bits.get((b / 64) as usize) {
@@ -194,7 +189,10 @@ impl Decisions {
                     sampler.hash(b) <= sampler.limit()
                 }
             };
-            n += usize::from(k);
+            if k {
+                kept[n % CHUNK] = i as u16;
+                n += 1;
+            }
         }
         *writes += w;
         *missed = top;
@@ -319,7 +317,7 @@ impl LruCurveBuilder {
 
     /// Feeds the next requests of the trace.
     pub fn feed(&mut self, batch: &[Request]) {
-        // Requests are counted in the loop that samples them (one pass over the batch, which
+        // Requests are counted in the loop that handles them (one pass over the batch, which
         // may not fit in the cache), as writes in a register: `AccessKind` is 0 or 1.
         let mut writes = 0u64;
         match &self.mode {
@@ -328,14 +326,6 @@ impl LruCurveBuilder {
                     writes += r.kind as u64;
                     if let Some(ahead) = batch.get(i + LAG) {
                         self.slots.prefetch(ahead.page);
-                    }
-                    // By now the state of the page NEAR requests ahead is in cache (prefetched
-                    // LAG requests ahead): its position says which bitmap word and counts its
-                    // touch will need.
-                    if let Some(near) = batch.get(i + NEAR) {
-                        if let Some(pos) = self.slots.peek_pos(near.page) {
-                            self.stack.prefetch(pos);
-                        }
                     }
                     self.access(r.page, r.kind);
                 }
@@ -546,6 +536,10 @@ impl LruCurveBuilder {
         let owners: Vec<u32> = self.stack.owners_newest_first().collect();
         let tracked = owners.len() as u64;
         for (depth, &code) in owners.iter().enumerate() {
+            // One random read per tracked page: prefetched, so that the misses overlap.
+            if let Some(&ahead) = owners.get(depth + LAG) {
+                self.slots.prefetch_code(ahead);
+            }
             let st = self.slots.get(code);
             if st.m == CLEAN {
                 continue;
@@ -561,20 +555,18 @@ impl LruCurveBuilder {
             }
             self.hist.flush[lo.max(s) as usize] += w;
         }
-        let n = self.hist.len();
-        let mut hits = [vec![0.0; n], vec![0.0; n]];
-        let mut evict = vec![0.0; n];
-        let mut flush = vec![0.0; n];
+        // The cumulative curves overwrite the histogram, bin by bin (no fresh arrays as large
+        // as the footprint to fault in).
+        let Histogram { mut hits, open: mut evict, close, mut flush } = std::mem::take(&mut self.hist);
         let (mut h0, mut h1, mut e, mut f) = (0.0, 0.0, 0.0, 0.0);
-        for b in 0..n {
-            h0 += self.hist.hits[b][0];
-            h1 += self.hist.hits[b][1];
-            e += self.hist.open[b] - self.hist.close[b];
-            f += self.hist.flush[b];
-            hits[0][b] = h0;
-            hits[1][b] = h1;
-            evict[b] = e;
-            flush[b] = f;
+        for (((h, ev), c), fl) in hits.iter_mut().zip(evict.iter_mut()).zip(&close).zip(flush.iter_mut()) {
+            h0 += h[0];
+            h1 += h[1];
+            e += *ev - c;
+            f += *fl;
+            *h = [h0, h1];
+            *ev = e;
+            *fl = f;
         }
         let (method, rate) = match &self.mode {
             Mode::Exact => (CurveMethod::Exact, 1.0),
@@ -695,7 +687,7 @@ pub struct LruCurve {
     sampled: [f64; 2],
     footprint: u64,
     /// Cumulative weighted hits by kind, by bin.
-    hits: [Vec<f64>; 2],
+    hits: Vec<[f64; 2]>,
     /// Cumulative weighted eviction write-backs, by bin.
     evict: Vec<f64>,
     /// Cumulative weighted final flushes, by bin.
@@ -740,8 +732,8 @@ impl LruCurve {
         };
         let [nr, nw] = self.requests.map(|n| n as f64);
         // SHARDS adjustment: the requests the sample misses or over-counts are hits.
-        let read_hits = (self.hits[0][b] + nr - self.sampled[0]).clamp(0.0, nr);
-        let write_hits = (self.hits[1][b] + nw - self.sampled[1]).clamp(0.0, nw);
+        let read_hits = (self.hits[b][0] + nr - self.sampled[0]).clamp(0.0, nr);
+        let write_hits = (self.hits[b][1] + nw - self.sampled[1]).clamp(0.0, nw);
         let (read_misses, write_misses) = (nr - read_hits, nw - write_hits);
         let page_reads = match write_miss {
             WriteMiss::Fetch => read_misses + write_misses,

@@ -74,13 +74,6 @@ impl Slots {
         super::lru::prefetch(p);
     }
 
-    /// The stack position of a direct-mapped page, when it has one (`None` for a hashed page).
-    #[inline(always)]
-    pub fn peek_pos(&self, page: u64) -> Option<u32> {
-        let pos = self.dense.get(page as usize)?.pos;
-        (pos != NO_POS).then_some(pos)
-    }
-
     #[cold]
     fn grow(&mut self, page: u64) {
         let want = (page + 1).max(2 * self.dense.len() as u64).max(1024).min(self.dense_limit);

@@ -215,15 +215,6 @@ impl Stack {
         self.live.wrapping_sub(self.before(pos))
     }
 
-    /// Hints the CPU to load what [`touch`](Self::touch) at `pos` reads and writes far from the
-    /// cache: the bitmap word and the level-0 node (the levels above are small).
-    #[inline(always)]
-    pub fn prefetch(&self, pos: u32) {
-        let w = (pos / 64) as usize;
-        super::lru::prefetch(self.bits.as_ptr().wrapping_add(w));
-        super::lru::prefetch(self.low.as_ptr().wrapping_add(w / FAN));
-    }
-
     /// Renumbers the live marks `0..live` in order, resizes the axis to `max(4 · live, 4096)`
     /// positions, and calls `moved(owner, new_position)` for every mark, oldest first.
     pub fn compact(&mut self, mut moved: impl FnMut(u32, u32)) {
@@ -326,7 +317,7 @@ impl Stack {
         self.bits[(now / 64) as usize] |= 1u64 << (now % 64);
         self.owner[now as usize] = owner;
         self.now = now + 1;
-        if self.now % 64 == 0 && !self.full() {
+        if self.now.is_multiple_of(64) && !self.full() {
             self.enter_word((self.now / 64) as usize);
         }
     }
