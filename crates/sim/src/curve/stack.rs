@@ -14,19 +14,20 @@
 //! levels for four million positions), and no walk depends on the distance. Removing a mark
 //! subtracts 1 from the later siblings at each level, 16 adjacent entries that the compiler
 //! updates with a few vector instructions, without a branch. Levels 0 and 1 hold 16-bit counts
-//! (a 16-word group holds at most 1,024 marks), so the two levels that a random position reaches
-//! in memory are 2 bytes per word, and the upper ones (1/256 of the words) stay in L1.
+//! (a level-1 node spans 256 words, at most 16,384 marks), so level 0, the only one with an
+//! entry per word, takes 2 bytes per word, and the levels above it (a sixteenth of that, and
+//! less) stay in cache.
 //!
 //! Marks are added only at the end of the axis, the next position. The entries of a node after
 //! that position are not kept up to date: no count asks for them, and when the next position
-//! enters a new word, the entries of the nodes that start there are set from `live` (see
-//! [`Stack::enter_word`]). Adding a mark is therefore one bit set.
+//! enters a new word, the entries of the nodes that start there are set from `live`. Adding a
+//! mark is therefore one bit set.
 //!
 //! The time axis does not grow with the trace: when its positions run out, the live marks (one
 //! per tracked page) are renumbered `0..live` in order, in place ([`Stack::compact_owners`]), and
 //! the axis is resized to four times the live marks. A compaction costs O(positions) every
 //! `positions − live` requests (three requests per live mark), so O(1) per request amortised,
-//! and the axis holds at most about four positions per tracked page: about 2.3 bits of counts
+//! and the axis holds at most about four positions per tracked page: about 1.3 bits of counts
 //! and bitmap, plus 4 bytes of owner, per position.
 
 /// "No position": a page that is not on the stack.
