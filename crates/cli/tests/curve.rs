@@ -2,32 +2,16 @@
 //! `flashbuf run`, sampled curves report their errors, bounds are below every policy, plots are
 //! written once, and what a pipe cannot give is refused.
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+mod common;
+
+use std::process::Output;
 
 fn flashbuf(args: &[&str], input: Option<&[u8]>) -> Output {
-    let cache = std::env::temp_dir().join(format!("flashbuf-test-cache-curve-{}", std::process::id()));
-    let mut child = Command::new(env!("CARGO_BIN_EXE_flashbuf"))
-        .env("FLASHBUF_CACHE_DIR", cache)
-        .args(args)
-        .stdin(if input.is_some() { Stdio::piped() } else { Stdio::null() })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run flashbuf");
-    if let Some(data) = input {
-        let mut stdin = child.stdin.take().unwrap();
-        let data = data.to_vec();
-        std::thread::spawn(move || {
-            let _ = stdin.write_all(&data);
-        });
-    }
-    child.wait_with_output().expect("flashbuf ends")
+    common::flashbuf_in("curve", args, input)
 }
 
 fn ok(o: &Output) -> String {
-    assert!(o.status.success(), "flashbuf failed: {}", String::from_utf8_lossy(&o.stderr));
-    String::from_utf8_lossy(&o.stdout).into_owned()
+    common::stdout(o)
 }
 
 /// Rows as maps from column to cell.
