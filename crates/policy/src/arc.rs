@@ -305,6 +305,16 @@ impl Replacer for Arc {
         }
     }
 
+    /// The LRU page of the list REPLACE takes from when the incoming page is not in B2 (the
+    /// common case).
+    #[inline(always)]
+    fn likely_victim(&self) -> Option<FrameId> {
+        let t1 = self.ends[T1 as usize];
+        let t2 = self.ends[T2 as usize];
+        let v = if t1.len >= 1 && (t1.len as f64 > self.p || t2.tail == NIL) { t1.tail } else { t2.tail };
+        (v != NIL).then_some(v)
+    }
+
     #[inline(always)]
     fn prefetch_frame(&self, frame: FrameId) {
         prefetch(&self.node, frame as usize);
