@@ -198,18 +198,22 @@ impl<R: Replacer, D: Device> Buffer<R, D> {
     /// Hints that `page` will be requested very soon, after [`prefetch`](Self::prefetch) was
     /// given it some requests earlier: the page table's slot is in cache by now and names the
     /// frame, whose records (the page table's reverse map, the policy's per-frame record) are
-    /// brought into cache in turn. The device's record of the page the policy will most likely
-    /// evict next ([`Replacer::likely_victim`]) is brought in too, for its write-back.
+    /// brought into cache in turn. For the frame the policy will most likely evict next
+    /// ([`Replacer::likely_victim`]), the device's record of its page is brought in too, for its
+    /// write-back, when the device keeps one ([`Device::prefetches`]); otherwise only the
+    /// frame's reverse-map entry, which the eviction reads.
     #[inline(always)]
     pub fn prefetch_frame(&self, page: u64) {
         let f = self.table.prefetch_frame_of(page);
         if f != flashbuf_policy::NIL {
             self.policy.prefetch_frame(f);
         }
-        if let Some(v) = self.policy.likely_victim()
-            && let Some(victim_page) = self.table.page_of(v)
-        {
-            self.device.prefetch(victim_page);
+        if let Some(v) = self.policy.likely_victim() {
+            if !self.device.prefetches() {
+                self.table.prefetch_page_of(v);
+            } else if let Some(victim_page) = self.table.page_of(v) {
+                self.device.prefetch(victim_page);
+            }
         }
     }
 

@@ -466,6 +466,50 @@ fn oracle_records_and_truncation() {
     }
 }
 
+/// A file opened by path is memory-mapped and decoded in place; it must give what the stream
+/// reader gives for the same bytes: the requests in batches of any size, and the same error
+/// for a truncated last record.
+#[test]
+fn mapped_oracle_file_reads_as_the_stream_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut data = Vec::new();
+    for i in 0..10_000u64 {
+        data.extend((1000 + (i / 7) as u32).to_le_bytes());
+        data.extend((i * 7919 % 1009).to_le_bytes());
+        data.extend(4096u32.to_le_bytes());
+        data.extend((-1i64).to_le_bytes());
+    }
+    for cut in [0usize, 5, 24, 23] {
+        let bytes = &data[..data.len() - cut];
+        let path = dir.path().join(format!("t{cut}.oracleGeneral"));
+        std::fs::write(&path, bytes).unwrap();
+        let streamed = read_with(Format::Oracle, bytes, &ReadOptions::default());
+        for max in [1usize, 7, 4096, 1 << 16] {
+            let mut src = open_path(&path, &ReadOptions::default()).unwrap().source;
+            let mut got = Vec::new();
+            let mut batch = Vec::new();
+            let r = loop {
+                match src.next_batch(&mut batch, max) {
+                    Ok(0) => break Ok(got.clone()),
+                    Ok(_) => got.extend_from_slice(&batch),
+                    Err(e) => break Err(e),
+                }
+            };
+            match (&streamed, r) {
+                (Ok(want), Ok(got)) => assert_eq!(&got, want, "cut {cut}, batches of {max}"),
+                (
+                    Err(TraceError::Parse { line: l1, message: m1, .. }),
+                    Err(TraceError::Parse { path: p2, line: l2, message: m2 }),
+                ) => {
+                    assert_eq!((l2, &m2), (*l1, m1), "cut {cut}, batches of {max}");
+                    assert_eq!(p2, path.display().to_string());
+                }
+                (want, got) => panic!("cut {cut}, batches of {max}: {want:?} against {got:?}"),
+            }
+        }
+    }
+}
+
 fn binary_file(reqs: &[Request]) -> Vec<u8> {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("t.fbt");
