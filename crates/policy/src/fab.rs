@@ -226,6 +226,16 @@ impl Replacer for Fab {
         crate::blocks::prefetch(&self.fr, frame as usize);
     }
 
+    /// Brings the block record and the frame-table entry of `page` into cache: a miss (most
+    /// requests under FAB) writes both, a hit the record.
+    #[inline(always)]
+    fn prefetch(&self, page: u64) {
+        if let Some(s) = self.blocks.dense_slot(self.size.block(page)) {
+            crate::blocks::prefetch(&self.blk, s as usize);
+            crate::blocks::prefetch(&self.offs, self.entry(s, page));
+        }
+    }
+
     #[inline]
     fn on_hit(&mut self, frame: FrameId, access: &Access) {
         let fr = &mut self.fr[frame as usize];
