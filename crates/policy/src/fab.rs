@@ -451,6 +451,33 @@ mod tests {
         assert_eq!(h.evicted_pages(), vec![0, 2, 8, 1]);
     }
 
+    /// A frame is tracked from its insertion to its eviction or removal: removing a frame it
+    /// no longer tracks changes nothing, also after the frame is reused.
+    #[test]
+    fn remove_ignores_a_frame_it_no_longer_tracks() {
+        use crate::AccessKind::{Read, Write};
+        let mut p = Fab::new(3, &cfg(4));
+        p.on_insert(0, &Access::new(0, Read, 0));
+        p.on_insert(1, &Access::new(1, Write, 1));
+        p.on_insert(2, &Access::new(8, Read, 2));
+        let mut ev = Evictions::default();
+        p.victims(&Access::new(12, Read, 3), &crate::NoPins, &mut ev).unwrap();
+        assert_eq!(ev.victims, vec![0, 1]);
+        p.remove(0);
+        p.remove(1);
+        assert_eq!(p.len(), 1);
+        p.check_invariants().unwrap();
+        // Frame 1 is reused by page 12 (block 3); frame 0 stays free.
+        p.on_insert(1, &Access::new(12, Read, 4));
+        p.remove(0);
+        assert_eq!((p.len(), p.is_dirty(1)), (2, Some(false)));
+        p.on_hit(1, &Access::new(12, Write, 5));
+        assert_eq!(p.is_dirty(1), Some(true));
+        p.remove(1);
+        assert_eq!((p.len(), p.block_pages(3), p.block_pages(2)), (1, 0, 1));
+        p.check_invariants().unwrap();
+    }
+
     #[test]
     fn all_pinned_is_an_error() {
         let mut p = Fab::new(2, &cfg(4));

@@ -383,7 +383,10 @@ impl RefCore {
             outer: vec![Bag::EMPTY; ppb as usize + 1],
             // At most one partly filled chunk per bag.
             chunks: (0..slots / CHUNK + ppb as usize + 2)
-                .map(|i| Chunk { slots: [NIL; CHUNK], next: if i + 1 < slots / CHUNK + ppb as usize + 2 { i as u32 + 1 } else { NIL } })
+                .map(|i| Chunk {
+                    slots: [NIL; CHUNK],
+                    next: if i + 1 < slots / CHUNK + ppb as usize + 2 { i as u32 + 1 } else { NIL },
+                })
                 .collect(),
             free_chunk: 0,
             max_count: 0,
@@ -671,6 +674,12 @@ impl RefCore {
     #[inline(always)]
     fn predict_victim(&mut self) {
         let h = self.best_victim(&NoPins).0.unwrap_or(NIL);
+        self.set_hint(h);
+    }
+
+    /// Records `h` as the likely next victim and prefetches what evicting it touches.
+    #[inline(always)]
+    fn set_hint(&mut self, h: FrameId) {
         self.hint = h;
         if h != NIL {
             let r = &self.fr[h as usize];
@@ -816,22 +825,35 @@ impl RefCore {
     /// included) holds any buffered page.
     #[inline]
     pub(crate) fn best_victim<P: Pins + ?Sized>(&self, pins: &P) -> (Option<FrameId>, bool) {
-        let (mut best, mut best_stamp, mut any) = (None, u64::MAX, false);
+        let (best, any, _) = self.scan_vb(pins);
+        ((best != NIL).then_some(best), any)
+    }
+
+    /// [`Self::best_victim`] as (frame or NIL, any), with the runner-up: the LRU-most unpinned
+    /// page of the list among the other victim blocks (NIL if none), the next victim when the
+    /// best one's block has no other (a hint).
+    #[inline(always)]
+    fn scan_vb<P: Pins + ?Sized>(&self, pins: &P) -> (FrameId, bool, FrameId) {
+        let (mut best, mut best_stamp, mut any) = (NIL, u64::MAX, false);
+        let (mut second, mut second_stamp) = (NIL, u64::MAX);
         for &s in &self.vb {
             let mut f = self.blk[s as usize].win.tail;
             while f != NIL {
                 any = true;
                 if !pins.is_pinned(f) {
-                    if self.fr[f as usize].stamp < best_stamp {
-                        best_stamp = self.fr[f as usize].stamp;
-                        best = Some(f);
+                    let stamp = self.fr[f as usize].stamp;
+                    if stamp < best_stamp {
+                        (second, second_stamp) = (best, best_stamp);
+                        (best, best_stamp) = (f, stamp);
+                    } else if stamp < second_stamp {
+                        (second, second_stamp) = (f, stamp);
                     }
                     break;
                 }
                 f = self.fr[f as usize].links[WIN][0];
             }
         }
-        (best, any)
+        (best, any, second)
     }
 
     pub(crate) fn vb_has_block(&self, block: u64) -> bool {
@@ -927,9 +949,7 @@ impl RefCore {
         pins: &P,
         out: &mut Evictions,
     ) -> Result<(), EvictError> {
-        let r = self.choose(incoming, pins, out);
-        self.predict_victim();
-        r
+        self.choose(incoming, pins, out)
     }
 
     #[inline(always)]
@@ -941,9 +961,17 @@ impl RefCore {
         // The incoming page takes the MRU position: inside the window only if it is everything.
         let inc_in_window = self.w >= self.cap;
         for attempt in 0..2 {
-            let (best, any) = self.best_victim(pins);
-            if let Some(f) = best {
-                self.evict(f, pins, out);
+            let (best, any, second) = self.scan_vb(pins);
+            if best != NIL {
+                let s = self.fr[best as usize].slot;
+                self.evict(best, pins, out);
+                // The next victim: the new tail of that block's FIFO or the runner-up, the
+                // older of the two (both records are in cache: the tail's was just relinked).
+                let t = self.blk[s as usize].win.tail;
+                let older = |a: FrameId, b: FrameId| {
+                    if b == NIL || (a != NIL && self.fr[a as usize].stamp < self.fr[b as usize].stamp) { a } else { b }
+                };
+                self.set_hint(older(t, second));
                 return Ok(());
             }
             if inc_in_window && self.vb_has_block(inc_block) {
@@ -965,6 +993,7 @@ impl RefCore {
         self.count_single(f, true);
         self.drop_frame(f);
         out.victims.push(f);
+        self.predict_victim();
         Ok(())
     }
 
