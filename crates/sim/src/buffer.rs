@@ -291,7 +291,11 @@ impl<R: Replacer, D: Device> Buffer<R, D> {
                 }
                 for page in pad.first_page..end {
                     let is_buffered = buffered >> (page - pad.first_page) & 1 != 0;
-                    debug_assert_eq!(is_buffered, self.table.get(page).is_some(), "page {page}: victims of a padded block");
+                    debug_assert_eq!(
+                        is_buffered,
+                        self.table.get(page).is_some(),
+                        "page {page}: victims of a padded block"
+                    );
                     if !is_buffered {
                         self.device.read(page).map_err(dev_err)?;
                         self.counters.padding_reads += 1;
