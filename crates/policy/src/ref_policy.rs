@@ -87,7 +87,8 @@
 //!
 //! The count lists keep the tie order without sorting. A block outside VB with `c ≥ 1` pages in
 //! the window is in `inner[c]` when every buffered page of it is inside the window, ordered by
-//! latest access, or else in `outer[c]`, unordered. Every `outer` block is more recently accessed
+//! latest access, or else in `outer[c]`, unordered (a bag of one-cache-line chunks, so that a
+//! pass over it loads its members' records independently of each other). Every `outer` block is more recently accessed
 //! than every `inner` block: it has a page outside the window, more recent than any page inside
 //! (and a page evicted from the window was older than every page then outside it). A block
 //! joins `inner` only when the last of its pages outside the window enters the window — that
@@ -98,14 +99,20 @@
 //! blocks are in no list; VB is selected anew only when none of them has a page left in the
 //! window. A selection goes down from the highest count, taking `inner` blocks from the oldest
 //! end, then `outer` blocks: all of them when they fit, else the oldest, found in one pass over
-//! that one list with a heap of |VB| entries.
+//! that one bag keeping the |VB| oldest in a sorted array.
 //!
 //! One record per frame (32 bytes) holds its LRU and FIFO links, its stamp, block slot, page
 //! offset and bits; one per block (32 bytes) its latest access, FIFO ends, list links, count and
-//! bits. Hits, insertions and evictions are O(1) apart from one table lookup per insertion and
-//! O(|VB|) per eviction; a VB selection is O(ppb + |VB|) plus one pass over the `outer` list it
+//! bits (its place in an `outer` bag in place of list links). Hits, insertions and evictions are
+//! O(1) apart from one table lookup per insertion and O(|VB|) per eviction; a VB selection is O(ppb + |VB|) plus one pass over the `outer` list it
 //! takes only part of (at most the blocks with that many pages in the window), a padding
 //! O(ppb). Nothing rescans the buffer.
+//!
+//! Prefetching (hints only, never read by a decision): the frame record of a coming hit
+//! ([`Replacer::prefetch_frame`]), the block record of a coming request ([`Replacer::prefetch`]),
+//! the next victim's neighbours after each eviction (also offered as
+//! [`Replacer::likely_victim`]), and the chain each of the next pages to enter the window will
+//! touch, staged over the next three entries.
 
 use crate::blocks::{
     BlockSize, BlockTable, Ends, Linked, PPB_DOC, link_back, link_before, link_front, parse_ppb, prefetch, unlink, walk,
