@@ -551,6 +551,27 @@ fn one_pass(prepared: &PreparedTrace, series: &[Series], a: &CurveArgs, exact_ne
     };
     let bar = crate::progress::bar(prepared.requests.unwrap_or(0), "requests", a.quiet);
     let mut batch = Vec::with_capacity(flashbuf_sim::group::GROUP_BATCH);
+    // A pass of sampled series only: the reader drops what no sampler keeps as it decodes.
+    if exact.is_none()
+        && kept.is_none()
+        && let Some(keep) = common_sampler(&shards, &samples)
+    {
+        loop {
+            let scanned = source
+                .next_sampled(&mut batch, flashbuf_sim::group::GROUP_BATCH, &keep)
+                .with_context(|| format!("trace {label}"))?;
+            if scanned.requests == 0 {
+                break;
+            }
+            for (_, s) in &mut shards {
+                s.feed_sampled(&batch, scanned);
+            }
+            for (_, s) in &mut samples {
+                s.feed_sampled(&batch, scanned);
+            }
+            bar.inc(scanned.requests);
+        }
+    }
     loop {
         let n = source
             .next_batch(&mut batch, flashbuf_sim::group::GROUP_BATCH)
@@ -586,6 +607,22 @@ fn one_pass(prepared: &PreparedTrace, series: &[Series], a: &CurveArgs, exact_ne
         samples: samples.into_iter().map(|(k, c)| (k, c.finish())).collect(),
         kept,
     })
+}
+
+/// The sampler that keeps what every sampled series of a pass keeps, when they all sample by
+/// the same unit and hash (rates may differ: the largest threshold keeps every smaller one's
+/// blocks); `None` when there is none or a series is fixed-size SHARDS, whose rate changes.
+fn common_sampler(
+    shards: &[(ShardsKey, LruCurveBuilder)],
+    samples: &[(SampleKey, SampleCollector)],
+) -> Option<BlockSampler> {
+    let mut all = Vec::new();
+    for (_, b) in shards {
+        all.push(b.sampler()?);
+    }
+    all.extend(samples.iter().map(|(_, c)| c.sampler()));
+    let widest = all.iter().max_by_key(|s| s.limit())?;
+    all.iter().all(|s| s.block_pages() == widest.block_pages() && s.salt() == widest.salt()).then(|| (*widest).clone())
 }
 
 /// The sizes of the curve: the given ones; every size; or `points` sizes spread geometrically

@@ -136,6 +136,47 @@ fn sampled_curves_report_their_error_and_the_sampling_unit() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("--rate"));
 }
 
+/// A pass of sampled series only lets the reader drop the requests no sampler keeps as it
+/// decodes (`TraceSource::next_sampled`); with --error the pass decodes everything for the exact
+/// curve and the full simulations. Both must give the same sampled points, on a file whose
+/// reader drops records before building them (oracleGeneral) and on one that does not (binary).
+#[test]
+fn a_sampled_pass_gives_the_points_of_a_full_decoding() {
+    let dir = tempfile::tempdir().unwrap();
+    for (format, name) in [("oracle", "t.oracleGeneral"), ("binary", "t.fbt")] {
+        let path = dir.path().join(name);
+        let generate =
+            ["gen", "zipf", "--requests", "60000", "--pages", "20000", "--write-ratio", "0.3", "--seed", "5"];
+        ok(&flashbuf(&[&generate[..], &["-o", path.to_str().unwrap()]].concat(), None));
+        let t = path.to_str().unwrap();
+        let args = |error: bool| {
+            let mut v = vec!["curve", "-q", "-t", t, "-p", "lru,cflru,ad-lru", "--rate", "5%,20%"];
+            v.extend(["-b", "100,1000,5000", "--output", "csv"]);
+            if error {
+                v.push("--error");
+            }
+            v.into_iter().map(str::to_string).collect::<Vec<_>>()
+        };
+        let run = |error: bool| {
+            let a = args(error);
+            rows(&ok(&flashbuf(&a.iter().map(String::as_str).collect::<Vec<_>>(), None)))
+        };
+        let (sampled, full) = (run(false), run(true));
+        assert_eq!(sampled.len(), 18, "{format}");
+        for r in &sampled {
+            let f = full
+                .iter()
+                .find(|f| {
+                    ["policy", "method", "sample_rate", "sample_block", "buffer_pages"].iter().all(|c| f[*c] == r[*c])
+                })
+                .unwrap_or_else(|| panic!("{format}: {r:?} not in the --error pass"));
+            for col in ["hit_ratio", "page_reads", "page_writes", "device_time_us", "requests"] {
+                assert_eq!(r[col], f[col], "{format} {} {} {}: {col}", r["policy"], r["method"], r["buffer_pages"]);
+            }
+        }
+    }
+}
+
 #[test]
 fn plots_are_written_once_and_a_pipe_gives_the_exact_curve() {
     let dir = tempfile::tempdir().unwrap();

@@ -31,7 +31,7 @@
 //! rounded up, plus 1, where `R_bin` follows the rate down by halvings (the histogram and the stored `M` values
 //! are rebinned then), so that the histogram never holds more bins than pages tracked.
 
-use flashbuf_trace::{AccessKind, Request};
+use flashbuf_trace::{AccessKind, Request, Scanned};
 
 use super::slots::{CLEAN, PageState, Slots};
 use super::stack::{NO_POS, Stack};
@@ -348,6 +348,36 @@ impl LruCurveBuilder {
         }
         self.requests[1] += writes;
         self.requests[0] += batch.len() as u64 - writes;
+    }
+
+    /// The sampler of fixed-rate SHARDS (`None` for the exact pass and fixed-size SHARDS): a
+    /// reader may apply it (or one keeping more) while decoding, and hand what it kept to
+    /// [`feed_sampled`](Self::feed_sampled).
+    pub fn sampler(&self) -> Option<&BlockSampler> {
+        match &self.mode {
+            Mode::FixedRate(d) => Some(&d.sampler),
+            _ => None,
+        }
+    }
+
+    /// Feeds the next requests of the trace when a reader has already dropped some of them
+    /// ([`flashbuf_trace::TraceSource::next_sampled`]): `kept` must hold, in order, every request
+    /// of the `scanned` ones that this pass's sampler keeps (it may hold more: they are dropped
+    /// here). The curve is then the one [`feed`](Self::feed) gives over all of them.
+    ///
+    /// # Panics
+    ///
+    /// Unless this is fixed-rate SHARDS (see [`sampler`](Self::sampler)).
+    pub fn feed_sampled(&mut self, kept: &[Request], scanned: Scanned) {
+        let Mode::FixedRate(d) = &self.mode else { panic!("feed_sampled is for fixed-rate SHARDS") };
+        let sampler = d.sampler.clone();
+        for r in kept {
+            if sampler.keeps(r.page) {
+                self.access(r.page, r.kind);
+            }
+        }
+        self.requests[1] += scanned.writes;
+        self.requests[0] += scanned.requests - scanned.writes;
     }
 
     /// Pages tracked (on the stack) now: all distinct pages of the sample so far; for fixed

@@ -20,7 +20,7 @@
 use std::fs::File;
 use std::io::{self, Read};
 
-use crate::{AccessKind, Request, TraceError, TraceSource};
+use crate::{AccessKind, BlockSampler, Request, Scanned, TraceError, TraceSource};
 
 /// Size of one oracleGeneral record in bytes.
 pub const ORACLE_RECORD_BYTES: usize = 24;
@@ -30,56 +30,30 @@ pub const ORACLE_RECORD_BYTES: usize = 24;
 /// back).
 const CHUNK_RECORDS: usize = 1 << 12;
 
-/// A read-only memory map of a whole file, unmapped when dropped.
-pub(crate) struct Mapped {
-    ptr: *const u8,
-    len: usize,
-}
-
-// SAFETY: the mapping is read-only and owned by this value alone; moving it to another thread
-// moves nothing but the pointer.
-unsafe impl Send for Mapped {}
+/// A read-only memory map of a whole file (memmap2), unmapped when dropped.
+pub(crate) struct Mapped(memmap2::Mmap);
 
 impl Mapped {
     /// Maps `file` (a regular, non-empty file), or `None` when it cannot be mapped (the caller
     /// then reads it).
-    #[cfg(unix)]
     pub(crate) fn of(file: &File) -> Option<Mapped> {
-        use std::os::unix::io::AsRawFd;
         let meta = file.metadata().ok()?;
-        let len = usize::try_from(meta.len()).ok()?;
-        if !meta.is_file() || len == 0 {
+        if !meta.is_file() || meta.len() == 0 {
             return None;
         }
-        // SAFETY: a private read-only mapping of `len` bytes of an open file; the result is
-        // checked, and the pointer is used only within `len` bytes while the mapping lives.
-        let ptr =
-            unsafe { libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ, libc::MAP_PRIVATE, file.as_raw_fd(), 0) };
-        if ptr == libc::MAP_FAILED {
-            return None;
-        }
-        Some(Mapped { ptr: ptr as *const u8, len })
-    }
-
-    #[cfg(not(unix))]
-    pub(crate) fn of(_file: &File) -> Option<Mapped> {
-        None
+        // SAFETY: a private read-only mapping of an open regular file. Its contents may change
+        // only if another process writes or truncates the file while it is read, which the
+        // module documentation states as the condition of reading it mapped.
+        let map = unsafe { memmap2::Mmap::map(file) }.ok()?;
+        // Read front to back, once: let the kernel read ahead.
+        #[cfg(unix)]
+        let _ = map.advise(memmap2::Advice::Sequential);
+        Some(Mapped(map))
     }
 
     #[inline]
     fn bytes(&self) -> &[u8] {
-        // SAFETY: `ptr` maps `len` readable bytes for as long as `self` lives.
-        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
-    }
-}
-
-impl Drop for Mapped {
-    fn drop(&mut self) {
-        #[cfg(unix)]
-        // SAFETY: unmaps exactly the range `of` mapped, once; no slice of it outlives `self`.
-        unsafe {
-            libc::munmap(self.ptr as *mut libc::c_void, self.len);
-        }
+        &self.0
     }
 }
 
@@ -151,7 +125,7 @@ impl OracleReader<io::Empty> {
     /// Reads the records of a memory-mapped file (see the module documentation); `path` names
     /// it in errors. Records and errors are those [`OracleReader::new`] gives for the same bytes.
     pub(crate) fn mapped(map: Mapped, path: &str) -> Self {
-        let end = map.len;
+        let end = map.bytes().len();
         OracleReader {
             inner: io::empty(),
             path: path.to_string(),
@@ -167,10 +141,18 @@ impl OracleReader<io::Empty> {
     }
 }
 
-impl<R: Read + Send> TraceSource for OracleReader<R> {
-    fn next_batch(&mut self, out: &mut Vec<Request>, max: usize) -> Result<usize, TraceError> {
-        out.clear();
-        while out.len() < max && !self.done {
+impl<R: Read + Send> OracleReader<R> {
+    /// Reads up to `max` records, appending to `out` the requests of those whose page `keep`
+    /// accepts; returns the records read. The one decoding loop of both reads.
+    #[inline]
+    fn read_records(
+        &mut self,
+        out: &mut Vec<Request>,
+        max: usize,
+        keep: impl Fn(u64) -> bool,
+    ) -> Result<usize, TraceError> {
+        let mut read = 0;
+        while read < max && !self.done {
             let available = (self.end - self.start) / ORACLE_RECORD_BYTES;
             if available == 0 {
                 if self.eof {
@@ -190,7 +172,7 @@ impl<R: Read + Send> TraceSource for OracleReader<R> {
                 self.refill()?;
                 continue;
             }
-            let n = available.min(max - out.len());
+            let n = available.min(max - read);
             let start = self.start;
             let t0 = match self.first_clock {
                 Some(t) => t,
@@ -200,14 +182,38 @@ impl<R: Read + Send> TraceSource for OracleReader<R> {
                 }
             };
             let bytes = &self.bytes()[start..start + n * ORACLE_RECORD_BYTES];
-            out.extend(bytes.chunks_exact(ORACLE_RECORD_BYTES).map(|r| {
-                let clock = u32::from_le_bytes([r[0], r[1], r[2], r[3]]);
+            for r in bytes.chunks_exact(ORACLE_RECORD_BYTES) {
                 let page = u64::from_le_bytes([r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11]]);
-                Request { page, kind: AccessKind::Read, time_us: Some(u64::from(clock.saturating_sub(t0)) * 1_000_000) }
-            }));
+                if keep(page) {
+                    let clock = u32::from_le_bytes([r[0], r[1], r[2], r[3]]);
+                    let time_us = Some(u64::from(clock.saturating_sub(t0)) * 1_000_000);
+                    out.push(Request { page, kind: AccessKind::Read, time_us });
+                }
+            }
             self.start += n * ORACLE_RECORD_BYTES;
             self.records += n as u64;
+            read += n;
         }
-        Ok(out.len())
+        Ok(read)
+    }
+}
+
+impl<R: Read + Send> TraceSource for OracleReader<R> {
+    fn next_batch(&mut self, out: &mut Vec<Request>, max: usize) -> Result<usize, TraceError> {
+        out.clear();
+        out.reserve(max);
+        self.read_records(out, max, |_| true)
+    }
+
+    /// Every record is a read; a dropped one costs the load of its page and a hash.
+    fn next_sampled(
+        &mut self,
+        out: &mut Vec<Request>,
+        max: usize,
+        sampler: &BlockSampler,
+    ) -> Result<Scanned, TraceError> {
+        out.clear();
+        let requests = self.read_records(out, max, |page| sampler.keeps(page))? as u64;
+        Ok(Scanned { requests, writes: 0 })
     }
 }
