@@ -130,6 +130,52 @@ mod tests {
         assert_eq!(d.stats().host_writes, 2, "a rejected write is not counted");
     }
 
+    /// The ideal device through the trait's default `pad_run` (page by page).
+    struct PageByPage(IdealDevice);
+
+    impl Device for PageByPage {
+        fn name(&self) -> String {
+            self.0.name()
+        }
+        fn logical_pages(&self) -> u64 {
+            self.0.logical_pages()
+        }
+        fn read(&mut self, page: u64) -> Result<Nanos, DeviceError> {
+            self.0.read(page)
+        }
+        fn write(&mut self, page: u64) -> Result<Nanos, DeviceError> {
+            self.0.write(page)
+        }
+        fn stats(&self) -> DeviceStats {
+            self.0.stats()
+        }
+    }
+
+    proptest::proptest! {
+        /// A padded run added up at once gives what the page-by-page run gives: reads, the
+        /// counters and time, and the error (at the same point) for a run past the device.
+        #[test]
+        fn pad_run_adds_up_the_page_by_page_run(
+            logical_pages in 1u64..200,
+            first in 0u64..220,
+            pages in 0u32..=64,
+            buffered in proptest::prelude::any::<u64>(),
+            before in 0u64..5,
+        ) {
+            let config = IdealConfig { logical_pages, ..Default::default() };
+            let mut at_once = IdealDevice::new(config.clone()).unwrap();
+            let mut by_page = PageByPage(IdealDevice::new(config).unwrap());
+            for _ in 0..before {
+                at_once.write(0).unwrap();
+                by_page.write(0).unwrap();
+            }
+            let a = at_once.pad_run(first, pages, buffered);
+            let b = by_page.pad_run(first, pages, buffered);
+            proptest::prop_assert_eq!(a, b);
+            proptest::prop_assert_eq!(at_once.stats(), by_page.stats());
+        }
+    }
+
     #[test]
     fn zero_pages_is_a_configuration_error() {
         assert!(matches!(
