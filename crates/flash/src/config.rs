@@ -425,6 +425,10 @@ impl Device for AnyDevice {
     fn write(&mut self, page: u64) -> Result<Nanos, DeviceError> {
         each!(self, d => d.write(page))
     }
+    #[inline]
+    fn pad_run(&mut self, first: u64, pages: u32, buffered: u64) -> Result<u32, DeviceError> {
+        each!(self, d => d.pad_run(first, pages, buffered))
+    }
     fn stats(&self) -> DeviceStats {
         each!(self, d => d.stats())
     }

@@ -178,6 +178,24 @@ pub trait Device {
     fn prefetches(&self) -> bool {
         false
     }
+    /// Writes the `pages` pages from `first` whole, as a buffer padding a block does: in
+    /// ascending order, each page not marked in `buffered` (bit `i` stands for page `first + i`)
+    /// is read first, then every page is written. Returns the number of reads. `pages` is at
+    /// most 64. The default makes those reads and writes one by one; a device whose counters do
+    /// not depend on the order may add them up at once (the same counters and time).
+    #[inline]
+    fn pad_run(&mut self, first: u64, pages: u32, buffered: u64) -> Result<u32, DeviceError> {
+        debug_assert!(pages <= 64);
+        let mut reads = 0;
+        for i in 0..pages as u64 {
+            if buffered >> i & 1 == 0 {
+                self.read(first + i)?;
+                reads += 1;
+            }
+            self.write(first + i)?;
+        }
+        Ok(reads)
+    }
 }
 
 impl<D: Device + ?Sized> Device for Box<D> {
@@ -208,5 +226,9 @@ impl<D: Device + ?Sized> Device for Box<D> {
     #[inline(always)]
     fn prefetches(&self) -> bool {
         (**self).prefetches()
+    }
+    #[inline]
+    fn pad_run(&mut self, first: u64, pages: u32, buffered: u64) -> Result<u32, DeviceError> {
+        (**self).pad_run(first, pages, buffered)
     }
 }

@@ -256,10 +256,37 @@ impl Replacer for Bplru {
         if !any_pinned && self.blk[s as usize].dirty_pages > 0 {
             out.pad = Some(BlockPad { first_page: self.blocks.key(s) * self.ppb, pages: self.ppb as u32 });
         }
-        let fr = &self.fr;
-        out.victims[start..].sort_unstable_by_key(|&f| fr[f as usize].page);
-        for i in start..out.victims.len() {
-            self.drop_frame(out.victims[i]);
+        if self.ppb <= 64 {
+            // The victims are pages of one block, so their offsets are distinct and below 64:
+            // a mask of the offsets orders them (their records are in cache from the walk).
+            let mut by_offset = [0u32; 64];
+            let mut offsets = 0u64;
+            for &f in &out.victims[start..] {
+                let o = self.size.offset(self.fr[f as usize].page);
+                by_offset[o as usize] = f;
+                offsets |= 1 << o;
+            }
+            for v in &mut out.victims[start..] {
+                *v = by_offset[offsets.trailing_zeros() as usize];
+                offsets &= offsets - 1;
+            }
+        } else {
+            let fr = &self.fr;
+            out.victims[start..].sort_unstable_by_key(|&f| fr[f as usize].page);
+        }
+        if any_pinned {
+            for i in start..out.victims.len() {
+                self.drop_frame(out.victims[i]);
+            }
+        } else {
+            // The whole block leaves: its page list and counts go with its slot (a new block
+            // starts from a fresh record), so only the frames are marked free.
+            for &f in &out.victims[start..] {
+                self.fr[f as usize].slot = NIL;
+            }
+            self.len -= out.victims.len() - start;
+            unlink::<0, _>(&mut self.blk, &mut self.lru, s);
+            self.blocks.release(s);
         }
         // The next victim block is most likely the new LRU block (its record is in cache: the
         // unlink above wrote it); its page list is a chain from the first page's record.

@@ -294,19 +294,18 @@ impl<R: Replacer, D: Device> Buffer<R, D> {
                     }
                 }
                 for page in pad.first_page..end {
-                    let is_buffered = buffered >> (page - pad.first_page) & 1 != 0;
                     debug_assert_eq!(
-                        is_buffered,
+                        buffered >> (page - pad.first_page) & 1 != 0,
                         self.table.get(page).is_some(),
                         "page {page}: victims of a padded block"
                     );
-                    if !is_buffered {
-                        self.device.read(page).map_err(dev_err)?;
-                        self.counters.padding_reads += 1;
-                    }
-                    self.device.write(page).map_err(dev_err)?;
-                    self.counters.padding_writes += 1;
                 }
+                // One call for the block: the device adds up what it can (the ideal device
+                // makes no call per page).
+                let pages = end.saturating_sub(pad.first_page) as u32;
+                let reads = self.device.pad_run(pad.first_page, pages, buffered).map_err(dev_err)?;
+                self.counters.padding_reads += u64::from(reads);
+                self.counters.padding_writes += u64::from(pages);
             } else {
                 for page in pad.first_page..end {
                     if self.table.get(page).is_none() {
