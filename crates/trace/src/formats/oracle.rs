@@ -20,6 +20,7 @@
 use std::fs::File;
 use std::io::{self, Read};
 
+use crate::sample::SampleCache;
 use crate::{AccessKind, BlockSampler, Request, Scanned, TraceError, TraceSource};
 
 /// Size of one oracleGeneral record in bytes.
@@ -89,6 +90,8 @@ pub struct OracleReader<R> {
     done: bool,
     records: u64,
     first_clock: Option<u32>,
+    /// The decisions of the last sampler [`TraceSource::next_sampled`] was given.
+    cache: Option<SampleCache>,
 }
 
 impl<R: Read + Send> OracleReader<R> {
@@ -106,6 +109,7 @@ impl<R: Read + Send> OracleReader<R> {
             done: false,
             records: 0,
             first_clock: None,
+            cache: None,
         }
     }
 
@@ -158,6 +162,7 @@ impl OracleReader<io::Empty> {
             done: false,
             records: 0,
             first_clock: None,
+            cache: None,
         }
     }
 }
@@ -170,7 +175,7 @@ impl<R: Read + Send> OracleReader<R> {
         &mut self,
         out: &mut Vec<Request>,
         max: usize,
-        keep: impl Fn(u64) -> bool,
+        mut keep: impl FnMut(u64) -> bool,
     ) -> Result<usize, TraceError> {
         let mut read = 0;
         while read < max && !self.done {
@@ -233,7 +238,8 @@ impl<R: Read + Send> TraceSource for OracleReader<R> {
         self.read_records(out, max, |_| true)
     }
 
-    /// Every record is a read; a dropped one costs the load of its page and a hash.
+    /// Every record is a read; a dropped one costs the load of its page and a bit test (the
+    /// sampler's decisions are cached, [`SampleCache`]).
     fn next_sampled(
         &mut self,
         out: &mut Vec<Request>,
@@ -241,7 +247,16 @@ impl<R: Read + Send> TraceSource for OracleReader<R> {
         sampler: &BlockSampler,
     ) -> Result<Scanned, TraceError> {
         out.clear();
-        let requests = self.read_records(out, max, |page| sampler.keeps(page))? as u64;
-        Ok(Scanned { requests, writes: 0 })
+        let mut cache = match self.cache.take() {
+            Some(c) if c.sampler() == sampler => c,
+            _ => SampleCache::new(sampler.clone()),
+        };
+        let mut missed = 0;
+        let read = self.read_records(out, max, |page| cache.keeps(page, &mut missed));
+        if let Ok(n) = read {
+            cache.update(n as u64, missed);
+        }
+        self.cache = Some(cache);
+        Ok(Scanned { requests: read? as u64, writes: 0 })
     }
 }
