@@ -1000,3 +1000,56 @@ fn oracle_next_access_crosses_the_backward_pass_chunks() {
         assert_eq!(i64::from_le_bytes(rec[16..24].try_into().unwrap()), next_model[i], "record {i}");
     }
 }
+
+/// Sampled reads of a mapped file, with the thread scanning ahead, give what a serial read gives
+/// whatever the caller does between them: reads of other sizes, another sampler, a full batch.
+/// Each read is checked against the records it says it read.
+#[test]
+fn sampled_reads_ahead_follow_any_sequence_of_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 200_000u64;
+    let mut oracle = Vec::new();
+    let mut all = Vec::new();
+    for i in 0..n {
+        let page = (i * 7919) % 50_021 + if i % 11 == 0 { 1 << 40 } else { 0 };
+        oracle.extend((100 + (i / 13) as u32).to_le_bytes());
+        oracle.extend(page.to_le_bytes());
+        oracle.extend(4096u32.to_le_bytes());
+        oracle.extend((-1i64).to_le_bytes());
+        all.push(Request { page, kind: R, time_us: Some(i / 13 * 1_000_000) });
+    }
+    let path = dir.path().join("t.oracleGeneral");
+    std::fs::write(&path, &oracle).unwrap();
+    let samplers =
+        [crate::BlockSampler::with_rate(0.01, 64, 3).unwrap(), crate::BlockSampler::with_rate(0.2, 1, 9).unwrap()];
+    // Sequences of (sampler or full batch, size), repeated to the end of the file.
+    let plans: [&[(usize, usize)]; 4] = [
+        &[(0, 4096)],
+        &[(0, 5000), (0, 5000), (0, 4096), (1, 5000)],
+        &[(0, 8192), (2, 100), (0, 8192), (0, 8192), (1, 8192)],
+        &[(1, 4096), (1, 4096), (0, 4096), (2, 4096), (1, 1 << 16)],
+    ];
+    for plan in plans {
+        let mut src = open_path(&path, &ReadOptions::default()).unwrap().source;
+        let (mut pos, mut batch) = (0usize, Vec::new());
+        for &(what, max) in plan.iter().cycle() {
+            let read = if what == 2 {
+                let k = src.next_batch(&mut batch, max).unwrap();
+                assert_eq!(batch, all[pos..pos + k], "full batch at {pos}, plan {plan:?}");
+                k
+            } else {
+                let s = &samplers[what];
+                let k = src.next_sampled(&mut batch, max, s).unwrap().requests as usize;
+                let want: Vec<Request> = all[pos..pos + k].iter().filter(|r| s.keeps(r.page)).copied().collect();
+                assert_eq!(batch, want, "sampled read at {pos}, plan {plan:?}");
+                k
+            };
+            assert_eq!(read, max.min(all.len() - pos));
+            pos += read;
+            if read == 0 {
+                break;
+            }
+        }
+        assert_eq!(pos, all.len());
+    }
+}
