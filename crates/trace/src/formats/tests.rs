@@ -1020,20 +1020,26 @@ fn sampled_reads_ahead_follow_any_sequence_of_reads() {
     }
     let path = dir.path().join("t.oracleGeneral");
     std::fs::write(&path, &oracle).unwrap();
-    let samplers =
-        [crate::BlockSampler::with_rate(0.01, 64, 3).unwrap(), crate::BlockSampler::with_rate(0.2, 1, 9).unwrap()];
+    // The last keeps every request, so that any record the thread decodes wrongly shows.
+    let samplers = [
+        crate::BlockSampler::with_rate(0.01, 64, 3).unwrap(),
+        crate::BlockSampler::with_rate(0.2, 1, 9).unwrap(),
+        crate::BlockSampler::with_rate(1.0, 1, 5).unwrap(),
+    ];
+    const FULL: usize = 3;
     // Sequences of (sampler or full batch, size), repeated to the end of the file.
-    let plans: [&[(usize, usize)]; 4] = [
+    let plans: [&[(usize, usize)]; 5] = [
         &[(0, 4096)],
+        &[(2, 4096)],
         &[(0, 5000), (0, 5000), (0, 4096), (1, 5000)],
-        &[(0, 8192), (2, 100), (0, 8192), (0, 8192), (1, 8192)],
-        &[(1, 4096), (1, 4096), (0, 4096), (2, 4096), (1, 1 << 16)],
+        &[(0, 8192), (FULL, 100), (0, 8192), (2, 8192), (1, 8192)],
+        &[(1, 4096), (1, 4096), (0, 4096), (FULL, 4096), (1, 1 << 16)],
     ];
     for plan in plans {
         let mut src = open_path(&path, &ReadOptions::default()).unwrap().source;
         let (mut pos, mut batch) = (0usize, Vec::new());
         for &(what, max) in plan.iter().cycle() {
-            let read = if what == 2 {
+            let read = if what == FULL {
                 let k = src.next_batch(&mut batch, max).unwrap();
                 assert_eq!(batch, all[pos..pos + k], "full batch at {pos}, plan {plan:?}");
                 k
