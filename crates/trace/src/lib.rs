@@ -163,7 +163,8 @@ pub trait TraceSource: Send {
     /// in `out` (cleared first) only those whose page `sampler` keeps, in order; returns what
     /// was read, kept or not (`requests == 0`: the trace is exhausted). The default decodes the
     /// batch and filters it; a reader that can see a record's page without building the request
-    /// (an oracleGeneral file) overrides it, so that the 99% a 1% sample drops cost only a hash.
+    /// (an oracleGeneral file) overrides it, so that the 99% a 1% sample drops cost only a look at
+    /// their page.
     fn next_sampled(
         &mut self,
         out: &mut Vec<Request>,

@@ -104,6 +104,91 @@ impl BlockSampler {
     }
 }
 
+/// Blocks below this many have their decisions cached by a [`SampleCache`] (a bitmap of at most
+/// 2 MiB).
+pub const CACHED_BLOCKS: u64 = 1 << 24;
+
+/// A [`BlockSampler`]'s decisions cached as one bit per block for the blocks below a bound, so
+/// that testing one of the 99% of requests a 1% sample drops is a shift and a bit test rather
+/// than a hash. The cache grows by doubling, to at most [`CACHED_BLOCKS`] blocks, and only to
+/// blocks below the number of requests tested so far: filling it costs at most two hashes per
+/// request, whatever the page numbers; a block beyond it is hashed. The decisions are the
+/// sampler's own, so the sample is the same.
+#[derive(Clone, Debug)]
+pub struct SampleCache {
+    sampler: BlockSampler,
+    /// Bit `b`: block `b` is kept, for the blocks `b < 64 · bits.len()`.
+    bits: Vec<u64>,
+    /// Requests tested so far: the cache never covers more blocks.
+    budget: u64,
+}
+
+impl SampleCache {
+    /// An empty cache of `sampler`'s decisions.
+    pub fn new(sampler: BlockSampler) -> Self {
+        SampleCache { sampler, bits: Vec::new(), budget: 0 }
+    }
+
+    /// The sampler.
+    pub fn sampler(&self) -> &BlockSampler {
+        &self.sampler
+    }
+
+    /// `true` when the sampler keeps `page`; raises `missed` to `page`'s block when the cache
+    /// does not cover it and could (then pass it to [`update`](Self::update)).
+    #[inline]
+    pub fn keeps(&self, page: u64, missed: &mut u64) -> bool {
+        let b = self.sampler.block(page);
+        // One comparison: the block is cached and its word is in bounds.
+        match self.bits.get((b / 64) as usize) {
+            Some(&word) => word >> (b % 64) & 1 == 1,
+            None => {
+                if b < CACHED_BLOCKS {
+                    *missed = (*missed).max(b);
+                }
+                self.sampler.hash(b) <= self.sampler.limit()
+            }
+        }
+    }
+
+    /// Counts `requests` more requests tested and extends the cache to block `missed` (the
+    /// largest block [`keeps`](Self::keeps) found uncovered since the last update) when the
+    /// budget allows.
+    pub fn update(&mut self, requests: u64, missed: u64) {
+        self.budget += requests;
+        if missed >= self.cached() {
+            self.cache_to(missed);
+        }
+    }
+
+    /// Blocks whose decisions are cached.
+    pub fn cached(&self) -> u64 {
+        self.bits.len() as u64 * 64
+    }
+
+    /// Bytes held by the cache.
+    pub fn memory_bytes(&self) -> u64 {
+        self.bits.capacity() as u64 * 8
+    }
+
+    /// Extends the cache towards block `b` (below [`CACHED_BLOCKS`]), as far as the budget
+    /// allows: never past the requests tested, nor more than twice what it covers.
+    #[cold]
+    fn cache_to(&mut self, b: u64) {
+        let cached = self.cached();
+        let b = b.min(self.budget);
+        if b >= cached {
+            let want = (b + 1).max(2 * cached).next_multiple_of(64).min(CACHED_BLOCKS);
+            self.bits.resize((want / 64) as usize, 0);
+            for c in cached..want {
+                if self.sampler.hash(c) <= self.sampler.limit() {
+                    self.bits[(c / 64) as usize] |= 1 << (c % 64);
+                }
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -116,6 +201,38 @@ mod tests {
         assert!(BlockSampler::with_rate(0.0, 64, 1).is_err());
         assert!(BlockSampler::with_rate(1.5, 64, 1).is_err());
         assert!(BlockSampler::with_rate(f64::NAN, 64, 1).is_err());
+    }
+
+    /// The cache answers as the sampler does, for dense, sparse and huge page numbers, block
+    /// sizes that are and are not powers of two, at any point of its growth; it never covers
+    /// more blocks than twice the requests tested (plus one word).
+    #[test]
+    fn the_cache_decides_as_the_sampler_does() {
+        let mut x = 0x1234_5678_9abc_def0u64;
+        for (block, rate) in [(1u64, 0.01), (3, 0.3), (4, 0.5), (64, 0.01), (64, 1.0)] {
+            let sampler = BlockSampler::with_rate(rate, block, 11).unwrap();
+            let mut cache = SampleCache::new(sampler.clone());
+            let mut tested = 0u64;
+            for round in 0..200u64 {
+                let mut missed = 0;
+                for i in 0..(1 + round * 37 % 500) {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    let page = match i % 4 {
+                        0 => x % 5_000,
+                        1 => x % (1 << 26),
+                        2 => x,
+                        _ => round * 64 + i,
+                    };
+                    assert_eq!(cache.keeps(page, &mut missed), sampler.keeps(page), "page {page}, block {block}");
+                    tested += 1;
+                }
+                cache.update(1 + round * 37 % 500, missed);
+                assert!(cache.cached() <= 2 * tested + 64, "{} blocks after {tested}", cache.cached());
+            }
+            assert!(cache.cached() > 1000, "the cache grew ({})", cache.cached());
+        }
     }
 
     #[test]

@@ -468,12 +468,13 @@ fn oracle_records_and_truncation() {
 
 /// A file opened by path is memory-mapped and decoded in place; it must give what the stream
 /// reader gives for the same bytes: the requests in batches of any size, and the same error
-/// for a truncated last record.
+/// for a truncated last record. The file (2.4 MB) is longer than the steps in which the mapped
+/// reader unmaps what it has read.
 #[test]
 fn mapped_oracle_file_reads_as_the_stream_does() {
     let dir = tempfile::tempdir().unwrap();
     let mut data = Vec::new();
-    for i in 0..10_000u64 {
+    for i in 0..100_000u64 {
         data.extend((1000 + (i / 7) as u32).to_le_bytes());
         data.extend((i * 7919 % 1009).to_le_bytes());
         data.extend(4096u32.to_le_bytes());
@@ -531,11 +532,13 @@ fn read_sampled(
 
 /// A sampled read keeps exactly the requests a filter over the whole decoded trace keeps, in
 /// order, and counts every request it read: the oracleGeneral reader (mapped and streamed), which
-/// drops records before building them, and the default of every other reader.
+/// drops records before building them, and the default of every other reader. The oracleGeneral
+/// file (2.4 MB) is longer than the steps in which the mapped reader unmaps what it has read.
 #[test]
 fn a_sampled_read_keeps_what_filtering_the_whole_trace_keeps() {
     let dir = tempfile::tempdir().unwrap();
-    let reqs: Vec<Request> = (0..20_000u64)
+    let n = 100_000u64;
+    let reqs: Vec<Request> = (0..n)
         .map(|i| Request {
             page: (i * 7919) % 30_011,
             kind: if i % 3 == 0 { W } else { R },
@@ -564,7 +567,7 @@ fn a_sampled_read_keeps_what_filtering_the_whole_trace_keeps() {
             for src in [&mut mapped, &mut streamed] {
                 let (kept, total) = read_sampled(&mut **src, max, &sampler);
                 assert_eq!(kept, want, "oracle, rate {rate}, batches of {max}");
-                assert_eq!(total, crate::Scanned { requests: 20_000, writes: 0 });
+                assert_eq!(total, crate::Scanned { requests: n, writes: 0 });
             }
             // flashbuf binary: the default, with writes counted.
             let all = read_with(Format::Binary, &binary, &ReadOptions::default()).unwrap();
@@ -575,7 +578,7 @@ fn a_sampled_read_keeps_what_filtering_the_whole_trace_keeps() {
             assert_eq!(kept, want, "binary, rate {rate}, batches of {max}");
             assert_eq!(
                 total,
-                crate::Scanned { requests: 20_000, writes: all.iter().filter(|r| r.kind == W).count() as u64 }
+                crate::Scanned { requests: n, writes: all.iter().filter(|r| r.kind == W).count() as u64 }
             );
         }
     }
@@ -995,5 +998,64 @@ fn oracle_next_access_crosses_the_backward_pass_chunks() {
     for (i, rec) in raw.chunks_exact(ORACLE_RECORD_BYTES).enumerate() {
         assert_eq!(u64::from_le_bytes(rec[4..12].try_into().unwrap()), pages[i]);
         assert_eq!(i64::from_le_bytes(rec[16..24].try_into().unwrap()), next_model[i], "record {i}");
+    }
+}
+
+/// Sampled reads of a mapped file, with the thread scanning ahead, give what a serial read gives
+/// whatever the caller does between them: reads of other sizes, another sampler, a full batch.
+/// Each read is checked against the records it says it read.
+#[test]
+fn sampled_reads_ahead_follow_any_sequence_of_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 200_000u64;
+    let mut oracle = Vec::new();
+    let mut all = Vec::new();
+    for i in 0..n {
+        let page = (i * 7919) % 50_021 + if i % 11 == 0 { 1 << 40 } else { 0 };
+        oracle.extend((100 + (i / 13) as u32).to_le_bytes());
+        oracle.extend(page.to_le_bytes());
+        oracle.extend(4096u32.to_le_bytes());
+        oracle.extend((-1i64).to_le_bytes());
+        all.push(Request { page, kind: R, time_us: Some(i / 13 * 1_000_000) });
+    }
+    let path = dir.path().join("t.oracleGeneral");
+    std::fs::write(&path, &oracle).unwrap();
+    // The last keeps every request, so that any record the thread decodes wrongly shows.
+    let samplers = [
+        crate::BlockSampler::with_rate(0.01, 64, 3).unwrap(),
+        crate::BlockSampler::with_rate(0.2, 1, 9).unwrap(),
+        crate::BlockSampler::with_rate(1.0, 1, 5).unwrap(),
+    ];
+    const FULL: usize = 3;
+    // Sequences of (sampler or full batch, size), repeated to the end of the file.
+    let plans: [&[(usize, usize)]; 5] = [
+        &[(0, 4096)],
+        &[(2, 4096)],
+        &[(0, 5000), (0, 5000), (0, 4096), (1, 5000)],
+        &[(0, 8192), (FULL, 100), (0, 8192), (2, 8192), (1, 8192)],
+        &[(1, 4096), (1, 4096), (0, 4096), (FULL, 4096), (1, 1 << 16)],
+    ];
+    for plan in plans {
+        let mut src = open_path(&path, &ReadOptions::default()).unwrap().source;
+        let (mut pos, mut batch) = (0usize, Vec::new());
+        for &(what, max) in plan.iter().cycle() {
+            let read = if what == FULL {
+                let k = src.next_batch(&mut batch, max).unwrap();
+                assert_eq!(batch, all[pos..pos + k], "full batch at {pos}, plan {plan:?}");
+                k
+            } else {
+                let s = &samplers[what];
+                let k = src.next_sampled(&mut batch, max, s).unwrap().requests as usize;
+                let want: Vec<Request> = all[pos..pos + k].iter().filter(|r| s.keeps(r.page)).copied().collect();
+                assert_eq!(batch, want, "sampled read at {pos}, plan {plan:?}");
+                k
+            };
+            assert_eq!(read, max.min(all.len() - pos));
+            pos += read;
+            if read == 0 {
+                break;
+            }
+        }
+        assert_eq!(pos, all.len());
     }
 }
