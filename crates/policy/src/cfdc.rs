@@ -314,6 +314,40 @@ impl Tournament {
         }
     }
 
+    /// Updates the path of competing `slot` after its key changed from `old` to the one its
+    /// record now holds, timestamp unchanged (pages joined or left it). Its priority then
+    /// changed by the same factor at every globaltime (`P = k/(g − ts)` with `k = d/n²`), which
+    /// spares comparisons:
+    /// * `k` fell or stayed: where the cluster was the winner it still is, against every rival
+    ///   and for longer, so only the copies of its key change (the earliest flip times kept are
+    ///   now earlier than needed, which is safe); at the first node it did not win, it is
+    ///   compared again (unless `k` did not change), and the walk goes on as in [`update`].
+    /// * `k` rose: where it was not the winner nothing changes (a rival's lead only grows): if it
+    ///   did not win its bottom node the walk ends there; otherwise as in [`update`].
+    ///
+    /// [`update`]: Tournament::update
+    #[inline]
+    fn rekey(&mut self, slot: u32, old: Key, g: u64) {
+        let new = self.cl(slot).key();
+        debug_assert_eq!(new.ts, old.ts);
+        let (knew, kold) = (new.d as u64 * old.nn as u64, old.d as u64 * new.nn as u64);
+        let mut i = (self.size + slot as usize) / 2;
+        if knew <= kold {
+            while i >= self.root && self.get(i).win == slot {
+                self.pair[i / 2].0[i % 2].key = new;
+                i /= 2;
+            }
+            if knew == kold {
+                return;
+            }
+        } else if self.get(i).win != slot {
+            return;
+        }
+        while i >= self.root && self.recompute(i, g) {
+            i /= 2;
+        }
+    }
+
     /// Raises the root until its subtree holds `slot`. The new nodes' right subtrees hold no
     /// slot used so far, so they are still all EMPTY and each new node takes its left child.
     #[cold]
@@ -484,6 +518,7 @@ impl Cfdc {
         let (s, created) = self.clusters.get_or_insert(self.cluster_size.block(page));
         let off = self.cluster_size.offset(page) as u16;
         let c = self.tour.cl_mut(s);
+        let old = c.key();
         if created {
             *c = Cluster { members: Ends::EMPTY, sum: 0, ts: self.globaltime, last_off: off, competes: true };
         }
@@ -498,8 +533,10 @@ impl Cfdc {
         link_back::<0, _>(&mut self.fr, &mut self.tour.cl_mut(s).members, f);
         self.fr[f as usize].place = s;
         self.globaltime += 1;
-        if competes {
+        if created {
             self.tour.update(s, self.globaltime);
+        } else if competes {
+            self.tour.rekey(s, old, self.globaltime);
         }
     }
 
@@ -535,6 +572,7 @@ impl Cfdc {
         let Frame { links: [p, q], page, place: s, nb: [op, oq], .. } = self.fr[f as usize];
         let o = self.cluster_size.offset(page) as u16;
         let c = self.tour.cl_mut(s);
+        let old = c.key();
         if p != NIL {
             c.sum -= op.abs_diff(o) as u32;
             if q == NIL {
@@ -562,9 +600,11 @@ impl Cfdc {
             }
             *self.tour.cl_mut(s) = Cluster::FREE;
             self.clusters.release(s);
-        }
-        if competes {
-            self.tour.update(s, self.globaltime);
+            if competes {
+                self.tour.update(s, self.globaltime);
+            }
+        } else if competes {
+            self.tour.rekey(s, old, self.globaltime);
         }
     }
 
@@ -619,6 +659,16 @@ impl Cfdc {
             self.tour.set_competing(s, true, self.globaltime);
         }
         victim
+    }
+
+    /// The frame the next eviction will take unless the lists change first: the clean queue's
+    /// LRU page, else the zeroed cluster's first page, else NIL (a selection will decide). The
+    /// victims alternate between the two as clean pages arrive; no branch on which.
+    #[inline(always)]
+    fn next_victim(&self) -> FrameId {
+        let zeroed_head = self.cl(self.zeroed.min(self.tour.size as u32 - 1)).members.head;
+        let victim = select_unpredictable(self.zeroed != NIL, zeroed_head, NIL);
+        select_unpredictable(self.clean.tail != NIL, self.clean.tail, victim)
     }
 
     /// Current `globaltime`.
@@ -710,12 +760,14 @@ impl Replacer for Cfdc {
     #[inline(always)]
     fn prefetch_frame(&self, frame: FrameId) {
         prefetch(&self.fr, frame as usize);
-        // The next victim's record too, wherever it will come from: the clean queue, else the
-        // zeroed cluster (the victims alternate between the two as clean pages arrive).
-        let zeroed_head = self.cl(self.zeroed.min(self.tour.size as u32 - 1)).members.head;
-        let victim = select_unpredictable(self.zeroed != NIL, zeroed_head, NIL);
-        let victim = select_unpredictable(self.clean.tail != NIL, self.clean.tail, victim);
-        prefetch(&self.fr, victim as usize);
+        // The next victim's record too (see `likely_victim`).
+        prefetch(&self.fr, self.next_victim() as usize);
+    }
+
+    #[inline(always)]
+    fn likely_victim(&self) -> Option<FrameId> {
+        let v = self.next_victim();
+        (v != NIL).then_some(v)
     }
 
     #[inline]
