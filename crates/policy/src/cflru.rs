@@ -96,9 +96,6 @@ pub(crate) trait WindowSide {
     fn list_for(&mut self, frame: FrameId) -> u8;
     /// `frame` has just been unlinked from window list `list` (`lists` is the state after).
     fn left(&mut self, frame: FrameId, list: u8, lists: &FrameLists);
-    /// Hints the CPU to bring in what [`list_for`](WindowSide::list_for) will read of `frame`
-    /// (changes nothing).
-    fn prefetch(&self, frame: FrameId);
 }
 
 /// The CFLRU list as two regions: the working region ([`WORK`], front = MRU) and a clean-first
@@ -175,12 +172,9 @@ impl LruWindow {
     }
 
     /// Slides the boundary: frames move from the LRU end of the working region into the window
-    /// until it holds `min(pages, len)` frames. The frame that will slide in next (the new LRU
-    /// end of the working region) is brought into cache for then: once the buffer is full every
-    /// miss slides one frame in, a random one.
+    /// until it holds `min(pages, len)` frames.
     #[inline]
     fn fill<S: WindowSide>(&mut self, side: &mut S) {
-        let mut moved = false;
         while self.in_window < self.pages {
             let Some(f) = self.lists.back(WORK) else { break };
             self.lists.remove(f);
@@ -188,11 +182,6 @@ impl LruWindow {
             debug_assert_ne!(list, WORK);
             self.lists.push_front(list, f);
             self.in_window += 1;
-            moved = true;
-        }
-        if moved && let Some(next) = self.lists.back(WORK) {
-            self.lists.prefetch(next);
-            side.prefetch(next);
         }
     }
 
@@ -233,11 +222,6 @@ impl WindowSide for DirtyBits {
 
     #[inline]
     fn left(&mut self, _frame: FrameId, _list: u8, _lists: &FrameLists) {}
-
-    #[inline(always)]
-    fn prefetch(&self, frame: FrameId) {
-        crate::blocks::prefetch(&self.dirty, frame as usize);
-    }
 }
 
 /// The CFLRU policy.
@@ -276,12 +260,6 @@ impl Replacer for Cflru {
         crate::blocks::prefetch(&self.side.dirty, frame as usize);
     }
 
-    #[inline(always)]
-    fn likely_victim(&self) -> Option<FrameId> {
-        let lists = &self.window.lists;
-        lists.back(CLEAN).or(lists.back(DIRTY))
-    }
-
     #[inline]
     fn on_insert(&mut self, frame: FrameId, access: &Access) {
         self.side.dirty[frame as usize] = access.kind.is_write();
@@ -307,11 +285,6 @@ impl Replacer for Cflru {
             .or_else(|| lru_unpinned_of(lists, WORK, pins))
             .ok_or(EvictError::AllPinned)?;
         self.window.remove(victim, &mut self.side);
-        // The next victim, as things stand: bring its node into cache for the next miss.
-        let lists = &self.window.lists;
-        if let Some(next) = lists.back(CLEAN).or(lists.back(DIRTY)) {
-            lists.prefetch(next);
-        }
         out.victims.push(victim);
         Ok(())
     }

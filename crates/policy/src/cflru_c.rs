@@ -82,11 +82,6 @@ impl WindowSide for Side {
         }
     }
 
-    #[inline(always)]
-    fn prefetch(&self, frame: FrameId) {
-        crate::blocks::prefetch(&self.writes, frame as usize);
-    }
-
     #[inline]
     fn left(&mut self, frame: FrameId, list: u8, lists: &FrameLists) {
         if list == HEAVY {
@@ -115,15 +110,6 @@ impl CflruC {
     /// The write reference count of the page in `frame` (meaningful while it is buffered).
     pub fn write_count(&self, frame: FrameId) -> u32 {
         self.side.writes[frame as usize]
-    }
-
-    /// The next victim unless the lists change first (pins aside): the window's LRU clean
-    /// frame, else the LRU end of its lowest write-count list (the heavy frames are left out).
-    #[inline(always)]
-    fn next_victim(&self) -> Option<FrameId> {
-        let lists = &self.window.lists;
-        let lowest = self.side.nonempty.trailing_zeros();
-        lists.back(CLEAN).or_else(|| if lowest < 64 { lists.back(lowest as u8) } else { None })
     }
 
     /// The unpinned dirty frame inside the window with the lowest count, LRU-most among equals.
@@ -176,11 +162,6 @@ impl Replacer for CflruC {
         crate::blocks::prefetch(&self.side.writes, frame as usize);
     }
 
-    #[inline(always)]
-    fn likely_victim(&self) -> Option<FrameId> {
-        self.next_victim()
-    }
-
     #[inline]
     fn on_insert(&mut self, frame: FrameId, access: &Access) {
         self.side.writes[frame as usize] = access.kind.is_write() as u32;
@@ -207,10 +188,6 @@ impl Replacer for CflruC {
             },
         };
         self.window.remove(victim, &mut self.side);
-        // The next victim, as things stand: bring its node into cache for the next miss.
-        if let Some(next) = self.next_victim() {
-            self.window.lists.prefetch(next);
-        }
         out.victims.push(victim);
         Ok(())
     }
