@@ -760,14 +760,8 @@ impl Replacer for Cfdc {
     #[inline(always)]
     fn prefetch_frame(&self, frame: FrameId) {
         prefetch(&self.fr, frame as usize);
-        // The next victim's record too (see `likely_victim`).
+        // The next victim's record too, wherever it will come from (see `next_victim`).
         prefetch(&self.fr, self.next_victim() as usize);
-    }
-
-    #[inline(always)]
-    fn likely_victim(&self) -> Option<FrameId> {
-        let v = self.next_victim();
-        (v != NIL).then_some(v)
     }
 
     #[inline]
