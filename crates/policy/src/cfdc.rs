@@ -34,9 +34,10 @@
 //!   `P(a) − P(b)` is that of a linear function of `globaltime`, so each tree node stores the
 //!   winner of its two children and the first `globaltime` at which that comparison flips;
 //!   a selection first replays the comparisons that expired (subtree minima of those times say
-//!   where), then reads the root. Cluster changes update one leaf-to-root path (stopping early
-//!   when a node does not change). Comparisons are exact integer arithmetic (cross-multiplied, in
-//!   `i128`), never floating point.
+//!   where; a minimum may be earlier than needed, never later), then reads the root. Cluster
+//!   changes update one leaf-to-root path (stopping at the first node whose winner did not
+//!   change and whose earliest flip did not move earlier). Comparisons are exact integer
+//!   arithmetic (cross-multiplied, in `u128`), never floating point.
 //! * **Order of the clock.** A dirty page displaced from the working region first joins (or
 //!   creates, with `timestamp = globaltime`) its cluster, then `globaltime` increments. So every
 //!   cluster has `globaltime − timestamp ≥ 1` whenever priorities are compared and Formula 1 never
@@ -63,12 +64,18 @@
 //!   LRU-most unpinned page of the working region.
 //!
 //! State: one record per frame (links of the one list it is in — working region, clean queue or
-//! its cluster —, page, place, dirty bit) and one per cluster (members, dividend sum, last page,
-//! timestamp: 32 bytes, Formula 1's key derived from them), a block table from cluster numbers to cluster slots, and the tournament
-//! over cluster slots (two 32-byte nodes per cache line). Hits and insertions cost O(1) plus, for
-//! pages moving through clusters, one table lookup and a tournament path update, O(log B)
-//! (usually a few levels: the walk stops at the first node that does not change); a selection
-//! replays only the comparisons that expired.
+//! its cluster —, page, place, dirty bit, and in a cluster its neighbours' page offsets, so a page
+//! leaves its cluster without reading them) and one per cluster (members, dividend sum, last
+//! offset, timestamp, whether it competes: 32 bytes, Formula 1's key derived from them), a block
+//! table from cluster numbers to cluster slots, and the tournament over cluster slots, whose
+//! leaves are the cluster records themselves (two per cache line) and whose internal nodes are
+//! 32 bytes (siblings share a cache line). Hits and insertions cost O(1) plus, for pages moving
+//! through clusters, one table lookup and a tournament path update, O(log B) (usually a few
+//! levels); a selection replays only the comparisons that expired. The comparisons are written
+//! without data-dependent branches (who wins a duel is unpredictable), and each displacement
+//! prefetches the records the next one will touch.
+
+use std::hint::select_unpredictable;
 
 use crate::blocks::{BlockSize, BlockTable, Ends, Linked, MAX_PPB, link_back, link_front, prefetch, unlink, walk};
 use crate::params::{ParamDoc, PolicyParams, fmt_float, parse_fraction, parse_int};
@@ -122,48 +129,65 @@ struct Key {
 }
 
 impl Key {
-    /// `true` when `x` is evicted before `y` at globaltime `g`: `P(x) < P(y)`, i.e.
-    /// `d_x·n_y²·(g − ts_y) < d_y·n_x²·(g − ts_x)`, ties to the older cluster.
-    #[inline]
+    /// `x == y`, without the branches of a field-by-field comparison.
+    #[inline(always)]
+    fn same(x: Key, y: Key) -> bool {
+        (u64::from((x.d ^ y.d) | (x.nn ^ y.nn)) | (x.ts ^ y.ts)) == 0
+    }
+
+    /// `true` when `x` is evicted before `y` at globaltime `g` (not before either timestamp):
+    /// `P(x) < P(y)`, i.e. `d_x·n_y²·(g − ts_y) < d_y·n_x²·(g − ts_x)`, ties to the older
+    /// cluster. Each side is below `2⁴⁸ · 2⁶⁴`: exact in `u128`.
+    #[inline(always)]
     fn before(x: Key, y: Key, g: u64) -> bool {
         let (a, b) = (x.d as u64 * y.nn as u64, y.d as u64 * x.nn as u64);
-        let h = a as i128 * (g as i128 - y.ts as i128) - b as i128 * (g as i128 - x.ts as i128);
-        h < 0 || (h == 0 && x.ts < y.ts)
+        Key::ahead(a, b, x, y, g)
+    }
+
+    /// [`Key::before`] with its two factors `a = d_x·n_y²` and `b = d_y·n_x²` given.
+    #[inline(always)]
+    fn ahead(a: u64, b: u64, x: Key, y: Key, g: u64) -> bool {
+        debug_assert!(x.ts <= g && y.ts <= g, "timestamps {} and {} after globaltime {g}", x.ts, y.ts);
+        let (hx, hy) = (a as u128 * (g - y.ts) as u128, b as u128 * (g - x.ts) as u128);
+        (hx < hy) | ((hx == hy) & (x.ts < y.ts))
     }
 
     /// Whether `x` beats `y` at `g`, and the first globaltime after `g` at which that changes
     /// (`u64::MAX` if never). With `A = d_w·n_l²`, `B = d_l·n_w²`, the winner `w` stays ahead
-    /// while `h(t) = (A − B)·t − (A·ts_l − B·ts_w)` is negative (or zero, if it is older).
-    #[inline]
+    /// while `h(t) = A·(t − ts_l) − B·(t − ts_w)` is negative (or zero, as it is then the
+    /// older). It can be overtaken only if `A > B`, and then it is the older (it is ahead at
+    /// `g` with the larger `d/n²`): `h(t) ≤ 0` while `t ≤ ts_l + B·(ts_l − ts_w)/(A − B)`,
+    /// so the flip comes one after that bound's floor.
+    ///
+    /// Written without branches on the data (selects, and one division whatever the outcome):
+    /// who wins a duel is a coin toss to the branch predictor, and a mispredicted branch costs
+    /// more than the division.
+    #[inline(always)]
     fn duel(x: Key, y: Key, g: u64) -> (bool, u64) {
-        let x_wins = Key::before(x, y, g);
-        let (w, l) = if x_wins { (x, y) } else { (y, x) };
-        let (a, b) = (w.d as u64 * l.nn as u64, l.d as u64 * w.nn as u64);
-        if a <= b {
-            return (x_wins, u64::MAX);
-        }
-        let s = a - b;
-        let c = a as i128 * l.ts as i128 - b as i128 * w.ts as i128;
-        debug_assert!(c >= 0, "the winner at {g} has h ≤ 0, so c ≥ s·g ≥ 0");
-        let (q, r) = if c <= u64::MAX as i128 {
-            let c = c as u64;
-            ((c / s) as i128, c % s)
-        } else {
-            (c / s as i128, (c % s as i128) as u64)
-        };
-        let t = if w.ts < l.ts { q + 1 } else { q + (r != 0) as i128 };
-        debug_assert!(t > g as i128, "flip time {t} not after {g}");
-        (x_wins, t.clamp(g as i128 + 1, u64::MAX as i128) as u64)
+        let (a, b) = (x.d as u64 * y.nn as u64, y.d as u64 * x.nn as u64);
+        let x_wins = Key::ahead(a, b, x, y, g);
+        let (a, b) = (select_unpredictable(x_wins, a, b), select_unpredictable(x_wins, b, a));
+        let ts_w = select_unpredictable(x_wins, x.ts, y.ts);
+        let ts_l = select_unpredictable(x_wins, y.ts, x.ts);
+        let flips = a > b;
+        debug_assert!(!flips || ts_w < ts_l, "a winner with the larger d/n² is the older");
+        let s = select_unpredictable(flips, a.wrapping_sub(b), 1);
+        let num = b as u128 * select_unpredictable(flips, ts_l.wrapping_sub(ts_w), 0) as u128;
+        let q = if num <= u64::MAX as u128 { (num as u64 / s) as u128 } else { num / s as u128 };
+        let t = (ts_l as u128 + q + 1).min(u64::MAX as u128) as u64;
+        debug_assert!(!flips || t > g, "flip time {t} not after {g}");
+        (x_wins, select_unpredictable(flips, t, u64::MAX))
     }
 }
 
 /// One node of the tournament: the winner of its subtree with a copy of its key (so a
-/// comparison reads only the two children, not the key array), and the first globaltime at
-/// which any comparison in the subtree may change. 32 bytes; siblings share a cache line.
+/// comparison reads only the two children, not the cluster records), and the first globaltime
+/// at which any comparison in the subtree may change. 32 bytes; siblings share a cache line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Node {
     key: Key,
-    /// Minimum over the subtree of the times at which a comparison flips.
+    /// At most the minimum over the subtree of the times at which a comparison flips: no
+    /// comparison below flips before it.
     min_flip: u64,
     win: u32,
 }
@@ -175,89 +199,207 @@ const EMPTY: Node = Node { win: NIL, key: Key { d: 0, nn: 0, ts: 0 }, min_flip: 
 #[repr(C, align(64))]
 struct Pair([Node; 2]);
 
-/// A kinetic tournament tree over cluster slots: the root holds the lowest-priority cluster at
-/// the current globaltime, once the comparisons that expired have been replayed. Node `i`
-/// (root 1, children `2i`, `2i + 1`, leaf of slot `s` at `size + s`) lives in `pair[i / 2]`.
+/// Two cluster records, aligned to a cache line: sibling leaves of the tournament.
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(64))]
+struct ClusterPair([Cluster; 2]);
+
+/// A kinetic tournament tree over cluster slots: the root holds the lowest-priority competing
+/// cluster at the current globaltime, once the comparisons that expired have been replayed.
+/// The leaves are the cluster records themselves (slot `s` is leaf `size + s`, in
+/// `leaves[s / 2]`), so updating a cluster's path starts from the record just written, and
+/// its sibling shares that cache line; internal node `i` (root 1, children `2i`, `2i + 1`)
+/// lives in `pair[i / 2]`.
 #[derive(Clone, Debug)]
 struct Tournament {
     size: usize,
+    /// The root of the smallest subtree holding every slot used so far (slots are handed out
+    /// lowest first, so live clusters occupy a prefix): walks and replays stop there rather than
+    /// at node 1, `log2(size / span)` levels lower.
+    root: usize,
+    /// Leaves under `root`: `size / root`.
+    span: usize,
     pair: Vec<Pair>,
+    leaves: Vec<ClusterPair>,
 }
 
 impl Tournament {
-    fn new(leaves: usize) -> Self {
-        let size = leaves.max(1).next_power_of_two();
-        Tournament { size, pair: vec![Pair([EMPTY; 2]); size] }
+    fn new(slots: usize) -> Self {
+        let size = slots.max(2).next_power_of_two();
+        Tournament {
+            size,
+            root: size / 2,
+            span: 2,
+            pair: vec![Pair([EMPTY; 2]); size / 2],
+            leaves: vec![ClusterPair([Cluster::FREE; 2]); size / 2],
+        }
     }
 
-    #[inline]
+    /// The record of cluster slot `s`.
+    #[inline(always)]
+    fn cl(&self, s: u32) -> &Cluster {
+        &self.leaves[s as usize / 2].0[s as usize % 2]
+    }
+
+    #[inline(always)]
+    fn cl_mut(&mut self, s: u32) -> &mut Cluster {
+        &mut self.leaves[s as usize / 2].0[s as usize % 2]
+    }
+
+    /// Leaf `slot` as a node: the cluster and its key if it competes.
+    #[inline(always)]
+    fn leaf(c: &Cluster, slot: u32) -> Node {
+        let key = select_unpredictable(c.competes, c.key(), EMPTY.key);
+        Node { key, min_flip: u64::MAX, win: select_unpredictable(c.competes, slot, NIL) }
+    }
+
+    #[inline(always)]
     fn get(&self, i: usize) -> Node {
         self.pair[i / 2].0[i % 2]
     }
 
-    #[inline]
-    fn put(&mut self, i: usize, n: Node) {
-        self.pair[i / 2].0[i % 2] = n;
-    }
-
-    fn leaf(&self, slot: u32) -> Node {
-        self.get(self.size + slot as usize)
-    }
-
-    /// Recomputes node `i` from its children at `g`; returns whether it changed.
-    #[inline]
-    fn recompute(&mut self, i: usize, g: u64) -> bool {
-        let [l, r] = self.pair[i].0;
-        let new = if l.win == NIL {
-            r
-        } else if r.win == NIL {
-            l
+    /// The two children of internal node `i`.
+    #[inline(always)]
+    fn children(&self, i: usize) -> [Node; 2] {
+        if 2 * i < self.size {
+            self.pair[i].0
         } else {
-            let (left_wins, flip) = Key::duel(l.key, r.key, g);
-            let w = if left_wins { l } else { r };
-            Node { win: w.win, key: w.key, min_flip: flip.min(l.min_flip).min(r.min_flip) }
-        };
-        let changed = self.get(i) != new;
-        self.put(i, new);
-        changed
-    }
-
-    /// Puts `slot` in the competition with `key`, or takes it out (`None`), and updates its
-    /// path; a node whose value did not change stops the walk.
-    #[inline]
-    fn set(&mut self, slot: u32, key: Option<Key>, g: u64) {
-        let mut i = self.size + slot as usize;
-        self.put(
-            i,
-            match key {
-                Some(key) => Node { win: slot, key, min_flip: u64::MAX },
-                None => EMPTY,
-            },
-        );
-        while i > 1 {
-            i /= 2;
-            if !self.recompute(i, g) {
-                break;
-            }
+            let s = 2 * i - self.size;
+            let [a, b] = &self.leaves[s / 2].0;
+            [Self::leaf(a, s as u32), Self::leaf(b, s as u32 + 1)]
         }
     }
 
-    fn replay(&mut self, i: usize, g: u64) {
-        if i >= self.size || self.get(i).min_flip > g {
+    /// Recomputes internal node `i` from its children at `g`; returns whether its parent must
+    /// be recomputed too: when its winner changed, or its earliest flip time moved earlier. A
+    /// later earliest flip time leaves the ancestors' minima where they were: earlier than
+    /// needed, which is safe (a replay then recomputes a subtree in which nothing flipped), and
+    /// stops most walks a level or two above the leaf.
+    #[inline(always)]
+    fn recompute(&mut self, i: usize, g: u64) -> bool {
+        let [l, r] = self.children(i);
+        // An absent child (EMPTY: no winner, never flips) loses; the duel of two absent ones
+        // or of one is computed but not used. No branch on the outcome (see `Key::duel`).
+        let both = (l.win != NIL) & (r.win != NIL);
+        let (left_wins, flip) = Key::duel(l.key, r.key, g);
+        let take_left = (r.win == NIL) | (both & left_wins);
+        let key = Key {
+            d: select_unpredictable(take_left, l.key.d, r.key.d),
+            nn: select_unpredictable(take_left, l.key.nn, r.key.nn),
+            ts: select_unpredictable(take_left, l.key.ts, r.key.ts),
+        };
+        let min = |a: u64, b: u64| select_unpredictable(a < b, a, b);
+        let flip = select_unpredictable(both, flip, u64::MAX);
+        let new = Node {
+            win: select_unpredictable(take_left, l.win, r.win),
+            key,
+            min_flip: min(flip, min(l.min_flip, r.min_flip)),
+        };
+        let node = &mut self.pair[i / 2].0[i % 2];
+        let propagate = (node.win != new.win) | !Key::same(node.key, new.key) | (new.min_flip < node.min_flip);
+        *node = new;
+        propagate
+    }
+
+    /// Updates the path of `slot` after its record changed (its key, or whether it competes); a
+    /// node whose value did not change stops the walk.
+    #[inline]
+    fn update(&mut self, slot: u32, g: u64) {
+        if slot as usize >= self.span {
+            self.grow(slot, g);
+        }
+        let mut i = (self.size + slot as usize) / 2;
+        while i >= self.root && self.recompute(i, g) {
+            i /= 2;
+        }
+    }
+
+    /// Updates the path of competing `slot` after its key changed from `old` to the one its
+    /// record now holds, timestamp unchanged (pages joined or left it). Its priority then
+    /// changed by the same factor at every globaltime (`P = k/(g − ts)` with `k = d/n²`), which
+    /// spares comparisons:
+    /// * `k` fell or stayed: where the cluster was the winner it still is, against every rival
+    ///   and for longer, so only the copies of its key change (the earliest flip times kept are
+    ///   now earlier than needed, which is safe); at the first node it did not win, it is
+    ///   compared again (unless `k` did not change), and the walk goes on as in [`update`].
+    /// * `k` rose: where it was not the winner nothing changes (a rival's lead only grows): if it
+    ///   did not win its bottom node the walk ends there; otherwise as in [`update`].
+    ///
+    /// [`update`]: Tournament::update
+    #[inline]
+    fn rekey(&mut self, slot: u32, old: Key, g: u64) {
+        let new = self.cl(slot).key();
+        debug_assert_eq!(new.ts, old.ts);
+        let (knew, kold) = (new.d as u64 * old.nn as u64, old.d as u64 * new.nn as u64);
+        let mut i = (self.size + slot as usize) / 2;
+        if knew <= kold {
+            while i >= self.root && self.get(i).win == slot {
+                self.pair[i / 2].0[i % 2].key = new;
+                i /= 2;
+            }
+            if knew == kold {
+                return;
+            }
+        } else if self.get(i).win != slot {
             return;
         }
-        self.replay(2 * i, g);
-        self.replay(2 * i + 1, g);
+        while i >= self.root && self.recompute(i, g) {
+            i /= 2;
+        }
+    }
+
+    /// Raises the root until its subtree holds `slot`. The new nodes' right subtrees hold no
+    /// slot used so far, so they are still all EMPTY and each new node takes its left child.
+    #[cold]
+    fn grow(&mut self, slot: u32, g: u64) {
+        while slot as usize >= self.span {
+            self.root /= 2;
+            self.span *= 2;
+            self.recompute(self.root, g);
+        }
+    }
+
+    /// Sets whether `slot` competes, and updates its path.
+    #[inline]
+    fn set_competing(&mut self, slot: u32, competes: bool, g: u64) {
+        self.cl_mut(slot).competes = competes;
+        self.update(slot, g);
+    }
+
+    /// Hints the CPU to bring in what an update of `slot` will read first: its record and
+    /// the two lowest levels of its path (nothing for NIL).
+    #[inline(always)]
+    fn prefetch_path(&self, slot: u32) {
+        let leaf = self.size + slot as usize;
+        prefetch(&self.leaves, slot as usize / 2);
+        prefetch(&self.pair, leaf / 4);
+        prefetch(&self.pair, leaf / 8);
+    }
+
+    /// Recomputes, children first, the nodes under the root whose comparisons may have
+    /// expired by `g` (those whose earliest flip time is `g` or before). Depth first with an
+    /// explicit stack: each entry is a node and a bit saying its children were pushed; a level
+    /// pushes at most two entries, so 2·64 entries cover any tree.
+    fn replay(&mut self, g: u64) {
+        self.replay_rec(self.root, g);
+    }
+
+    fn replay_rec(&mut self, i: usize, g: u64) {
+        for c in [2 * i, 2 * i + 1] {
+            if c < self.size && self.get(c).min_flip <= g {
+                self.replay_rec(c, g);
+            }
+        }
         self.recompute(i, g);
     }
 
-    /// The lowest-priority cluster at `g`, or NIL.
+    /// The lowest-priority competing cluster at `g`, or NIL.
     #[inline]
     fn min(&mut self, g: u64) -> u32 {
-        if self.get(1).min_flip <= g {
-            self.replay(1, g);
+        if self.get(self.root).min_flip <= g {
+            self.replay(g);
         }
-        self.get(1).win
+        self.get(self.root).win
     }
 }
 
@@ -266,8 +408,9 @@ const IN_WORK: u32 = NIL - 1;
 /// `Frame::place` of a page in the clean queue.
 const IN_CLEAN: u32 = NIL - 2;
 
-/// Per-frame state, one cache line: the links of the one list the page is in (working region,
-/// clean queue or its cluster; `[towards front, towards back]`), its page, where it is.
+/// Per-frame state, half a cache line: the links of the one list the page is in (working
+/// region, clean queue or its cluster; `[towards front, towards back]`), its page, where it is,
+/// and, in a cluster, the offsets of its two neighbours' pages.
 #[derive(Clone, Copy, Debug)]
 #[repr(C, align(32))]
 struct Frame {
@@ -275,8 +418,16 @@ struct Frame {
     page: u64,
     /// [`IN_WORK`], [`IN_CLEAN`], a cluster slot, or NIL when free.
     place: u32,
+    /// In a cluster: the offsets (page mod `MAX_CLUSTER_SIZE`) of the pages of the members
+    /// before and after it, where those exist. Pages of one cluster differ only in their offsets,
+    /// so the dividend's terms are differences of offsets; keeping the neighbours' offsets here
+    /// lets a page leave its cluster without reading the neighbours' records (they are only
+    /// written, by the unlink, which does not wait for them).
+    nb: [u16; 2],
     dirty: bool,
 }
+
+const _: () = assert!(size_of::<Frame>() == 32 && MAX_PPB <= 1 << 16);
 
 impl Linked<0> for Frame {
     #[inline]
@@ -290,7 +441,8 @@ impl Linked<0> for Frame {
 }
 
 /// Per-cluster state, half a cache line (two clusters share one: the records of the live
-/// clusters take half the cache a 64-byte record did).
+/// clusters take half the cache a 64-byte record did). These records are the tournament's
+/// leaves.
 #[derive(Clone, Copy, Debug)]
 #[repr(C, align(32))]
 struct Cluster {
@@ -298,24 +450,31 @@ struct Cluster {
     members: Ends,
     /// Σ |p_i − p_{i−1}| over consecutive members (below `n · MAX_CLUSTER_SIZE ≤ 2²⁴`).
     sum: u32,
-    /// Page of the last member (the next member's distance is taken from it).
-    last_page: u64,
     /// `globaltime` at creation.
     ts: u64,
+    /// Offset of the last member's page (the next member's distance is taken from it).
+    last_off: u16,
+    /// Whether the cluster takes part in the tournament: live and not zeroed (nor set aside
+    /// for the moment as holding only pinned pages).
+    competes: bool,
 }
 
 const _: () = assert!(size_of::<Cluster>() == 32);
 
 impl Cluster {
+    /// A free slot.
+    const FREE: Cluster = Cluster { members: Ends::EMPTY, sum: 0, ts: 0, last_off: 0, competes: false };
+
     /// Formula 1's key: the dividend (1 for a single page), n² and the timestamp.
     #[inline]
     fn key(&self) -> Key {
         let n = self.members.len;
-        Key { d: if n == 1 { 1 } else { self.sum }, nn: n * n, ts: self.ts }
+        let sum = self.sum;
+        Key { d: select_unpredictable(n == 1, 1, sum), nn: n * n, ts: self.ts }
     }
 }
 
-const FREE_FRAME: Frame = Frame { links: [NIL; 2], page: 0, place: NIL, dirty: false };
+const FREE_FRAME: Frame = Frame { links: [NIL; 2], page: 0, place: NIL, nb: [0; 2], dirty: false };
 
 /// The CFDC policy.
 #[derive(Clone, Debug)]
@@ -329,7 +488,6 @@ pub struct Cfdc {
     clean: Ends,
     fr: Vec<Frame>,
     clusters: BlockTable,
-    cl: Vec<Cluster>,
     /// The cluster whose priority is 0, or NIL.
     zeroed: u32,
     globaltime: u64,
@@ -339,10 +497,10 @@ pub struct Cfdc {
 }
 
 impl Cfdc {
-    /// The Formula 1 key of cluster `s`.
-    #[inline]
-    fn refresh(&self, s: u32) -> Key {
-        self.cl[s as usize].key()
+    /// The record of cluster slot `s`.
+    #[inline(always)]
+    fn cl(&self, s: u32) -> &Cluster {
+        self.tour.cl(s)
     }
 
     /// Moves the working region's LRU page into the priority region.
@@ -350,8 +508,7 @@ impl Cfdc {
     fn displace(&mut self) {
         let f = self.work.tail;
         unlink::<0, _>(&mut self.fr, &mut self.work, f);
-        // The next page to be displaced is the new LRU page: bring its record into cache.
-        prefetch(&self.fr, self.work.tail as usize);
+        self.prefetch_displaced();
         let Frame { page, dirty, .. } = self.fr[f as usize];
         if !dirty {
             self.fr[f as usize].place = IN_CLEAN;
@@ -359,21 +516,46 @@ impl Cfdc {
             return;
         }
         let (s, created) = self.clusters.get_or_insert(self.cluster_size.block(page));
-        let c = &mut self.cl[s as usize];
+        let off = self.cluster_size.offset(page) as u16;
+        let c = self.tour.cl_mut(s);
+        let old = c.key();
         if created {
-            *c = Cluster { members: Ends::EMPTY, sum: 0, last_page: page, ts: self.globaltime };
+            *c = Cluster { members: Ends::EMPTY, sum: 0, ts: self.globaltime, last_off: off, competes: true };
         }
+        let (last, tail) = (c.last_off, c.members.tail);
         if c.members.len > 0 {
-            c.sum += c.last_page.abs_diff(page) as u32;
+            c.sum += last.abs_diff(off) as u32;
+            self.fr[tail as usize].nb[1] = off;
         }
-        c.last_page = page;
-        link_back::<0, _>(&mut self.fr, &mut self.cl[s as usize].members, f);
+        c.last_off = off;
+        let competes = c.competes;
+        self.fr[f as usize].nb = [last, 0];
+        link_back::<0, _>(&mut self.fr, &mut self.tour.cl_mut(s).members, f);
         self.fr[f as usize].place = s;
-        let key = self.refresh(s);
         self.globaltime += 1;
-        if s != self.zeroed {
-            self.tour.set(s, Some(key), self.globaltime);
+        if created {
+            self.tour.update(s, self.globaltime);
+        } else if competes {
+            self.tour.rekey(s, old, self.globaltime);
         }
+    }
+
+    /// After a displacement, hints the CPU to bring in what the following displacements will
+    /// touch. The new LRU page of the working region was brought into cache by the previous
+    /// displacement; its neighbour (the one after next) is brought in now, and, if the new LRU
+    /// page is dirty, its cluster's record and tournament path. (Changes nothing.)
+    #[inline(always)]
+    fn prefetch_displaced(&self) {
+        let next = self.work.tail;
+        if next == NIL {
+            return;
+        }
+        let Frame { links: [after, _], page, .. } = self.fr[next as usize];
+        prefetch(&self.fr, after as usize);
+        // Whether the page is dirty and its cluster exists are coin tosses to the branch
+        // predictor: the path of the page's cluster number is prefetched whenever it names one
+        // (a clean page's is a wasted prefetch), and NIL prefetches nothing.
+        self.tour.prefetch_path(self.clusters.get(self.cluster_size.block(page)).unwrap_or(NIL));
     }
 
     #[inline]
@@ -383,37 +565,46 @@ impl Cfdc {
         }
     }
 
-    /// Takes `f` out of its cluster, keeping the dividend exact.
+    /// Takes `f` out of its cluster, keeping the dividend exact: with `o` the offset of its page
+    /// and `op`, `oq` those of its neighbours, `|op − o| + |o − oq|` becomes `|op − oq|`.
     #[inline]
     fn leave_cluster(&mut self, f: FrameId) {
-        let Frame { links: [p, q], page, place: s, .. } = self.fr[f as usize];
-        let c = &mut self.cl[s as usize];
+        let Frame { links: [p, q], page, place: s, nb: [op, oq], .. } = self.fr[f as usize];
+        let o = self.cluster_size.offset(page) as u16;
+        let c = self.tour.cl_mut(s);
+        let old = c.key();
         if p != NIL {
-            let pp = self.fr[p as usize].page;
-            c.sum -= pp.abs_diff(page) as u32;
+            c.sum -= op.abs_diff(o) as u32;
             if q == NIL {
-                c.last_page = pp;
+                c.last_off = op;
             }
         }
         if q != NIL {
-            let qp = self.fr[q as usize].page;
-            c.sum -= page.abs_diff(qp) as u32;
+            c.sum -= o.abs_diff(oq) as u32;
             if p != NIL {
-                c.sum += self.fr[p as usize].page.abs_diff(qp) as u32;
+                c.sum += op.abs_diff(oq) as u32;
             }
         }
-        unlink::<0, _>(&mut self.fr, &mut self.cl[s as usize].members, f);
+        unlink::<0, _>(&mut self.fr, &mut self.tour.cl_mut(s).members, f);
+        if p != NIL {
+            self.fr[p as usize].nb[1] = oq;
+        }
+        if q != NIL {
+            self.fr[q as usize].nb[0] = op;
+        }
         self.fr[f as usize].place = NIL;
-        let key = self.refresh(s);
-        if self.cl[s as usize].members.len == 0 {
+        let Cluster { members, competes, .. } = *self.cl(s);
+        if members.len == 0 {
             if s == self.zeroed {
                 self.zeroed = NIL;
-            } else {
-                self.tour.set(s, None, self.globaltime);
             }
+            *self.tour.cl_mut(s) = Cluster::FREE;
             self.clusters.release(s);
-        } else if s != self.zeroed {
-            self.tour.set(s, Some(key), self.globaltime);
+            if competes {
+                self.tour.update(s, self.globaltime);
+            }
+        } else if competes {
+            self.tour.rekey(s, old, self.globaltime);
         }
     }
 
@@ -441,7 +632,7 @@ impl Cfdc {
     /// The victim among the clusters, if any page of them is unpinned.
     fn cluster_victim<P: Pins + ?Sized>(&mut self, pins: &P) -> Option<FrameId> {
         if self.zeroed != NIL
-            && let Some(f) = self.first_unpinned(self.cl[self.zeroed as usize].members.head, pins, true)
+            && let Some(f) = self.first_unpinned(self.cl(self.zeroed).members.head, pins, true)
         {
             return Some(f);
         }
@@ -451,22 +642,33 @@ impl Cfdc {
             if s == NIL {
                 break;
             }
-            if let Some(f) = self.first_unpinned(self.cl[s as usize].members.head, pins, true) {
+            if let Some(f) = self.first_unpinned(self.cl(s).members.head, pins, true) {
                 if self.zeroed == NIL {
                     // Priority set to 0: the following faults empty this cluster first.
-                    self.tour.set(s, None, self.globaltime);
+                    self.tour.set_competing(s, false, self.globaltime);
                     self.zeroed = s;
                 }
                 victim = Some(f);
                 break;
             }
-            self.tour.set(s, None, self.globaltime);
+            // Only pinned pages: out of the competition until the victim is found.
+            self.tour.set_competing(s, false, self.globaltime);
             self.skipped.push(s);
         }
         while let Some(s) = self.skipped.pop() {
-            self.tour.set(s, Some(self.cl[s as usize].key()), self.globaltime);
+            self.tour.set_competing(s, true, self.globaltime);
         }
         victim
+    }
+
+    /// The frame the next eviction will take unless the lists change first: the clean queue's
+    /// LRU page, else the zeroed cluster's first page, else NIL (a selection will decide). The
+    /// victims alternate between the two as clean pages arrive; no branch on which.
+    #[inline(always)]
+    fn next_victim(&self) -> FrameId {
+        let zeroed_head = self.cl(self.zeroed.min(self.tour.size as u32 - 1)).members.head;
+        let victim = select_unpredictable(self.zeroed != NIL, zeroed_head, NIL);
+        select_unpredictable(self.clean.tail != NIL, self.clean.tail, victim)
     }
 
     /// Current `globaltime`.
@@ -476,14 +678,14 @@ impl Cfdc {
 
     /// Formula 1's dividend of cluster number `cluster` (1 for a single page), if it exists.
     pub fn dividend(&self, cluster: u64) -> Option<u64> {
-        self.clusters.get(cluster).map(|s| self.cl[s as usize].key().d as u64)
+        self.clusters.get(cluster).map(|s| self.cl(s).key().d as u64)
     }
 
     /// The pages of cluster number `cluster` in the order they entered it.
     pub fn cluster_pages(&self, cluster: u64) -> Vec<u64> {
         let mut v = Vec::new();
         if let Some(s) = self.clusters.get(cluster) {
-            let mut f = self.cl[s as usize].members.head;
+            let mut f = self.cl(s).members.head;
             while f != NIL {
                 v.push(self.fr[f as usize].page);
                 f = self.fr[f as usize].links[1];
@@ -499,7 +701,7 @@ impl Cfdc {
         if s == self.zeroed {
             return Some((0, 1));
         }
-        let k = self.cl[s as usize].key();
+        let k = self.cl(s).key();
         let (num, den) = (k.d as u64, k.nn as u64 * (self.globaltime - k.ts));
         let g = gcd(num, den);
         Some((num / g, den / g))
@@ -507,7 +709,7 @@ impl Cfdc {
 
     /// Timestamp of cluster number `cluster`.
     pub fn timestamp(&self, cluster: u64) -> Option<u64> {
-        self.clusters.get(cluster).map(|s| self.cl[s as usize].ts)
+        self.clusters.get(cluster).map(|s| self.cl(s).ts)
     }
 }
 
@@ -523,7 +725,6 @@ impl Replacer for Cfdc {
 
     fn new(capacity: usize, config: &CfdcConfig) -> Self {
         let priority = (config.pw * capacity as f64).round() as usize;
-        let empty = Cluster { members: Ends::EMPTY, sum: 0, last_page: 0, ts: 0 };
         Cfdc {
             work_max: capacity - priority.min(capacity),
             cluster_pages: config.cluster.max(1) as u64,
@@ -532,7 +733,6 @@ impl Replacer for Cfdc {
             clean: Ends::EMPTY,
             fr: vec![FREE_FRAME; capacity],
             clusters: BlockTable::new(capacity),
-            cl: vec![empty; capacity],
             zeroed: NIL,
             globaltime: 0,
             tour: Tournament::new(capacity),
@@ -555,6 +755,13 @@ impl Replacer for Cfdc {
         self.fr[frame as usize].place = IN_WORK;
         link_front::<0, _>(&mut self.fr, &mut self.work, frame);
         self.rebalance();
+    }
+
+    #[inline(always)]
+    fn prefetch_frame(&self, frame: FrameId) {
+        prefetch(&self.fr, frame as usize);
+        // The next victim's record too, wherever it will come from (see `next_victim`).
+        prefetch(&self.fr, self.next_victim() as usize);
     }
 
     #[inline]
@@ -622,9 +829,10 @@ impl Replacer for Cfdc {
             return Err(format!("cfdc: frame {f} in the clean queue is dirty or records another place"));
         }
         let mut in_clusters = 0usize;
+        let mut competing = 0usize;
         let mut best = NIL;
         for (cluster, s) in self.clusters.live() {
-            let c = self.cl[s as usize];
+            let c = self.cl(s);
             let members = walk::<0, _>(&self.fr, &c.members)?;
             let mut sum = 0u64;
             for (i, &f) in members.iter().enumerate() {
@@ -635,11 +843,16 @@ impl Replacer for Cfdc {
                 if i > 0 {
                     sum += self.fr[members[i - 1] as usize].page.abs_diff(fr.page);
                 }
+                let offset = |j: usize| (self.fr[members[j] as usize].page % self.cluster_pages) as u16;
+                if (i > 0 && fr.nb[0] != offset(i - 1)) || (i + 1 < members.len() && fr.nb[1] != offset(i + 1)) {
+                    return Err(format!("cfdc: frame {f} in cluster {cluster} records stale neighbour offsets"));
+                }
             }
             let n = members.len() as u32;
-            if n == 0 || sum != u64::from(c.sum) || c.last_page != self.fr[*members.last().unwrap() as usize].page {
+            let last = members.last().map(|&f| self.fr[f as usize].page % self.cluster_pages);
+            if n == 0 || sum != u64::from(c.sum) || last != Some(u64::from(c.last_off)) {
                 return Err(format!(
-                    "cfdc: cluster {cluster}: sum {} or last page recorded wrong ({sum} found)",
+                    "cfdc: cluster {cluster}: sum {} or last offset recorded wrong ({sum} found)",
                     c.sum
                 ));
             }
@@ -650,17 +863,20 @@ impl Replacer for Cfdc {
             if key.nn != n * n || key.d as u64 != if n == 1 { 1 } else { sum } {
                 return Err(format!("cfdc: cluster {cluster} packed key is stale"));
             }
-            let leaf = self.tour.leaf(s);
-            if (s == self.zeroed) != (leaf.win == NIL) || (leaf.win != NIL && leaf.key != key) {
-                return Err(format!("cfdc: cluster {cluster} tournament leaf disagrees with the cluster"));
+            if (s == self.zeroed) == c.competes {
+                return Err(format!("cfdc: cluster {cluster} competes: {}, zeroed: {}", c.competes, s == self.zeroed));
             }
-            if s != self.zeroed && (best == NIL || Key::before(key, self.cl[best as usize].key(), self.globaltime)) {
+            competing += usize::from(c.competes);
+            if s != self.zeroed && (best == NIL || Key::before(key, self.cl(best).key(), self.globaltime)) {
                 best = s;
             }
             in_clusters += members.len();
         }
         if work.len() + clean.len() + in_clusters != self.len {
             return Err("cfdc: regions do not add up to len".into());
+        }
+        if (0..self.tour.size as u32).filter(|&s| self.cl(s).competes).count() != competing {
+            return Err("cfdc: a free cluster slot competes in the tournament".into());
         }
         let mut tour = self.tour.clone();
         let got = tour.min(self.globaltime);
@@ -847,5 +1063,83 @@ mod tests {
         h.write(996); // cluster 0 zeroed but only pinned 0 left: next cluster by priority
         assert_eq!(h.evicted_pages().len(), 2);
         assert!(h.resident().contains(&0));
+    }
+
+    /// Formula 1's order, written independently of `Key`: `x` before `y` at `g` when
+    /// `d_x / (n_x² (g − ts_x)) < d_y / (n_y² (g − ts_y))`, ties to the older cluster.
+    fn brute_min(t: &Tournament, g: u64) -> u32 {
+        let prio = |c: &Cluster| {
+            let n = c.members.len as u128;
+            (if n == 1 { 1 } else { c.sum as u128 }, n * n * (g - c.ts) as u128)
+        };
+        let mut best: Option<u32> = None;
+        for s in (0..t.size as u32).filter(|&s| t.cl(s).competes) {
+            let (x, y) = (t.cl(s), best.map(|b| t.cl(b)));
+            let better = y.is_none_or(|y| {
+                let ((dx, qx), (dy, qy)) = (prio(x), prio(y));
+                dx * qy < dy * qx || (dx * qy == dy * qx && x.ts < y.ts)
+            });
+            if better {
+                best = Some(s);
+            }
+        }
+        best.unwrap_or(NIL)
+    }
+
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Over random cluster histories (clusters created with distinct timestamps, growing
+        /// and shrinking, zeroed and back, released; globaltime advancing by random steps), the
+        /// tournament's root is always the brute-force argmin of Formula 1 at the current
+        /// globaltime, with the same tie rule.
+        #[test]
+        fn tournament_min_is_the_argmin_of_formula_1(
+            slots in 1usize..40,
+            ops in proptest::collection::vec((0u32..40, 0u8..5, 1u32..300, 1u32..70, 0u64..40), 1..400),
+        ) {
+            let mut t = Tournament::new(slots);
+            let mut live = vec![false; slots];
+            let mut g = 0u64;
+            for (slot, op, d, n, dg) in ops {
+                let s = slot % slots as u32;
+                match op {
+                    // Create (a displacement: timestamp = globaltime, which then moves on).
+                    0 if !live[s as usize] => {
+                        live[s as usize] = true;
+                        *t.cl_mut(s) = Cluster { members: Ends { len: 1, ..Ends::EMPTY }, sum: 0, ts: g, last_off: 0, competes: true };
+                        g += 1;
+                        t.update(s, g);
+                    }
+                    // The cluster changes (pages join or leave).
+                    1 | 2 if live[s as usize] => {
+                        let c = t.cl_mut(s);
+                        c.members.len = n;
+                        c.sum = d.max(n - 1);
+                        if c.competes {
+                            t.update(s, g);
+                        }
+                    }
+                    // Zeroed or set aside, and back.
+                    3 if live[s as usize] => {
+                        let competes = !t.cl(s).competes;
+                        t.set_competing(s, competes, g);
+                    }
+                    // Released.
+                    4 if live[s as usize] => {
+                        live[s as usize] = false;
+                        let competes = t.cl(s).competes;
+                        *t.cl_mut(s) = Cluster::FREE;
+                        if competes {
+                            t.update(s, g);
+                        }
+                    }
+                    _ => {}
+                }
+                g += dg;
+                let want = brute_min(&t, g);
+                prop_assert_eq!(t.min(g), want, "at globaltime {}", g);
+            }
+        }
     }
 }

@@ -254,6 +254,12 @@ impl Replacer for Cflru {
         self.window.touch(frame, &mut self.side);
     }
 
+    #[inline(always)]
+    fn prefetch_frame(&self, frame: FrameId) {
+        self.window.lists.prefetch(frame);
+        crate::blocks::prefetch(&self.side.dirty, frame as usize);
+    }
+
     #[inline]
     fn on_insert(&mut self, frame: FrameId, access: &Access) {
         self.side.dirty[frame as usize] = access.kind.is_write();

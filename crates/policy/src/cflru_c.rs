@@ -156,6 +156,12 @@ impl Replacer for CflruC {
         self.window.touch(frame, &mut self.side);
     }
 
+    #[inline(always)]
+    fn prefetch_frame(&self, frame: FrameId) {
+        self.window.lists.prefetch(frame);
+        crate::blocks::prefetch(&self.side.writes, frame as usize);
+    }
+
     #[inline]
     fn on_insert(&mut self, frame: FrameId, access: &Access) {
         self.side.writes[frame as usize] = access.kind.is_write() as u32;
