@@ -67,7 +67,7 @@
 use crate::fbp::FbpConfig;
 use crate::params::{DeviceProfile, FtlClass, ParamDoc, PolicyParams, parse_int};
 use crate::replacer::{Access, AccessKind, EvictError, Evictions, FrameId, Pins, Replacer};
-use crate::shadow::{Expert, ExpertKind, Shadow};
+use crate::shadow::{Compactor, Expert, ExpertKind, Shadow};
 
 /// Miniature buffers hold at least this many flash blocks of frames.
 pub const MIN_SAMPLED_BLOCKS: u64 = 16;
@@ -77,6 +77,10 @@ pub const EPOCH_BUFFERS: u64 = 2;
 pub const DECAY: f64 = 0.75;
 /// A challenger must score this fraction below the leader to take over.
 pub const HYSTERESIS: f64 = 0.05;
+
+/// Blocks whose sampling is precomputed in a bit map (32 KiB; 16 Mi pages of 64-page blocks;
+/// the device's blocks when fewer): beyond them, the hash is computed per request.
+pub const SAMPLE_MAP_BLOCKS: u64 = 1 << 18;
 
 /// SplitMix64's finaliser: a well-mixed hash of a block number.
 #[inline(always)]
@@ -157,18 +161,35 @@ impl PolicyParams for FbxConfig {
 pub struct Fbx {
     leader: Expert,
     shadows: Vec<Shadow>,
+    compactor: Compactor,
     scores: Vec<f64>,
     last_cost: Vec<f64>,
     profile: DeviceProfile,
     fbp: FbpConfig,
+    /// The page of each frame, valid where `used` is set: written on insertion only, read only
+    /// by a switch.
     page: Vec<u64>,
-    last: Vec<u64>,
-    dirty: Vec<bool>,
+    /// The low 16 bits of each frame's last access tick (`time >> tick_shift`): one 2-byte
+    /// store per hit (the switch needs the recency order), in an array an eighth of the size of
+    /// the frames' pages.
+    last: Vec<u16>,
+    /// A tick is `2^tick_shift` requests ([`tick_shift`]).
+    tick_shift: u32,
+    /// Frames holding a page, one bit each (12.5 KiB for 100,000 frames: it stays in cache).
+    /// Their dirty flags are the leader's ([`Replacer::is_dirty`]: every expert keeps them).
+    used: Vec<u64>,
+    /// When [`Fbx::refresh`] next clamps the ages.
+    refresh_at: u64,
     tracked: usize,
-    order: Vec<(u64, FrameId)>,
+    order: Vec<u64>,
     ppb: u64,
-    threshold: u64,
-    all: bool,
+    /// `log2(ppb)` when `ppb` is a power of two (the sampler's block number is then a shift).
+    block_shift: Option<u32>,
+    /// A sampled block's hash is at most this (`u64::MAX` when every block is sampled).
+    limit: u64,
+    /// Whether each of the first blocks of the device is sampled, one bit each (the same answer
+    /// as the hash, precomputed: a load from a small array instead of a hash per request).
+    sample_map: Vec<u64>,
     epoch_len: u64,
     owed_ns: f64,
     in_epoch: u64,
@@ -176,7 +197,25 @@ pub struct Fbx {
     switches: u64,
 }
 
-const FREE: u64 = u64::MAX;
+/// Ages (ticks since a frame's last access) are exact below this; older frames are clamped to
+/// it, so that 16-bit wrapping ages stay unambiguous (the handover order of frames untouched for
+/// that long is then by frame number).
+const AGE_CAP: u16 = 1 << 15;
+/// Ticks between two clamps of the ages: at most `AGE_CAP + AGE_REFRESH < 2¹⁶` old.
+const AGE_REFRESH: u64 = 1 << 14;
+
+/// The tick of a buffer of `capacity` frames: the smallest power of two of requests for which
+/// [`AGE_CAP`] ticks span at least 16 times the buffer (a page untouched for that long has seen
+/// the buffer turn over many times: its exact age no longer matters), one request up to 2,048
+/// frames.
+pub fn tick_shift(capacity: usize) -> u32 {
+    (16 * capacity as u64).div_ceil(u64::from(AGE_CAP)).next_power_of_two().trailing_zeros()
+}
+
+#[inline(always)]
+fn bit(v: &[u64], f: usize) -> bool {
+    v[f >> 6] >> (f & 63) & 1 != 0
+}
 
 impl Fbx {
     /// The expert managing the buffer now.
@@ -206,30 +245,43 @@ impl Fbx {
 
     /// The sampling rate in force.
     pub fn rate(&self) -> f64 {
-        if self.all { 1.0 } else { self.threshold as f64 / 2f64.powi(64) }
+        if self.limit == u64::MAX { 1.0 } else { (self.limit as f64 + 1.0) / 2f64.powi(64) }
     }
 
     #[inline(always)]
     fn sampled(&self, page: u64) -> bool {
-        self.all || mix(page / self.ppb) < self.threshold
+        let block = match self.block_shift {
+            Some(s) => page >> s,
+            None => page / self.ppb,
+        };
+        match self.sample_map.get((block >> 6) as usize) {
+            Some(w) => w >> (block & 63) & 1 != 0,
+            None => mix(block) <= self.limit,
+        }
     }
 
-    #[inline]
+    #[inline(always)]
     fn feed(&mut self, a: &Access) {
-        if !self.sampled(a.page) {
-            return;
+        if self.sampled(a.page) {
+            self.feed_sampled(a);
         }
+    }
+
+    /// One step of every shadow (about one request in `1 / R`).
+    #[inline(never)]
+    fn feed_sampled(&mut self, a: &Access) {
+        let a = Access { page: self.compactor.compact(a.page), ..*a };
         for s in &mut self.shadows {
-            s.access(a);
+            s.access(&a);
         }
         self.in_epoch += 1;
         if self.in_epoch >= self.epoch_len {
-            self.end_epoch();
+            self.end_epoch(a.time);
         }
     }
 
     #[cold]
-    fn end_epoch(&mut self) {
+    fn end_epoch(&mut self, now: u64) {
         self.in_epoch = 0;
         self.epochs += 1;
         let ppb = self.ppb;
@@ -254,48 +306,75 @@ impl Fbx {
             }
         }
         if best != lead && self.scores[best] < (1.0 - HYSTERESIS) * self.scores[lead] {
-            self.switch_to(ExpertKind::ALL[best]);
+            self.switch_to(ExpertKind::ALL[best], now);
         }
     }
 
-    /// Hands the buffer to a new expert: every resident page, least recent first, with its last
-    /// access time and its dirty flag.
-    fn switch_to(&mut self, kind: ExpertKind) {
+    /// Hands the buffer to a new expert at time `now` (no earlier than any access seen): every
+    /// resident page, least recent first, with its last access time and its dirty flag.
+    fn switch_to(&mut self, kind: ExpertKind, now: u64) {
+        if now >= self.refresh_at {
+            self.refresh(now);
+        }
         let capacity = self.page.len();
         let mut next = Expert::new(kind, capacity, &self.profile, &self.fbp);
+        let tick = (now >> self.tick_shift) as u16;
         self.order.clear();
-        for (f, &p) in self.page.iter().enumerate() {
-            if p != FREE {
-                self.order.push((self.last[f], f as FrameId));
+        for f in 0..capacity {
+            if bit(&self.used, f) {
+                // Largest age first: sorting `2¹⁶ − 1 − age` ascending (frames of one tick, or
+                // clamped, in frame order).
+                let age = tick.wrapping_sub(self.last[f]);
+                self.order.push(u64::from(u16::MAX - age) << 32 | f as u64);
             }
         }
         self.order.sort_unstable();
-        for &(t, f) in &self.order {
-            let kind = if self.dirty[f as usize] { AccessKind::Write } else { AccessKind::Read };
-            next.on_insert(f, &Access::new(self.page[f as usize], kind, t));
+        for &k in &self.order {
+            let f = k as u32 as usize;
+            let age = u64::from(u16::MAX - (k >> 32) as u16) << self.tick_shift;
+            let dirty = self.leader.is_dirty(f as FrameId).unwrap_or(false);
+            let kind = if dirty { AccessKind::Write } else { AccessKind::Read };
+            next.on_insert(f as FrameId, &Access::new(self.page[f], kind, now - age.min(now)));
         }
         self.leader = next;
         self.switches += 1;
     }
 
-    #[inline]
-    fn track(&mut self, frame: FrameId, a: &Access, insert: bool) {
-        let f = frame as usize;
-        if insert {
-            self.tracked += 1;
-            self.page[f] = a.page;
-            self.dirty[f] = a.kind.is_write();
-        } else {
-            self.dirty[f] |= a.kind.is_write();
+    /// Clamps every age beyond [`AGE_CAP`] to it (every [`AGE_REFRESH`] ticks, O(frames)).
+    #[cold]
+    fn refresh(&mut self, now: u64) {
+        let tick = (now >> self.tick_shift) as u16;
+        for t in &mut self.last {
+            if tick.wrapping_sub(*t) > AGE_CAP {
+                *t = tick.wrapping_sub(AGE_CAP);
+            }
         }
-        self.last[f] = a.time;
+        self.refresh_at = now.saturating_add(AGE_REFRESH << self.tick_shift);
     }
 
+    /// Records an access to a tracked frame: its tick (one store).
+    #[inline(always)]
+    fn touch(&mut self, f: usize, a: &Access) {
+        if a.time >= self.refresh_at {
+            self.refresh(a.time);
+        }
+        self.last[f] = (a.time >> self.tick_shift) as u16;
+    }
+
+    #[inline(always)]
+    fn track_insert(&mut self, frame: FrameId, a: &Access) {
+        let f = frame as usize;
+        self.tracked += 1;
+        self.page[f] = a.page;
+        self.used[f >> 6] |= 1 << (f & 63);
+        self.touch(f, a);
+    }
+
+    #[inline]
     fn untrack(&mut self, frame: FrameId) {
         let f = frame as usize;
-        if f < self.page.len() && self.page[f] != FREE {
-            self.page[f] = FREE;
-            self.dirty[f] = false;
+        if f < self.page.len() && bit(&self.used, f) {
+            self.used[f >> 6] &= !(1 << (f & 63));
             self.tracked -= 1;
         }
     }
@@ -313,9 +392,15 @@ impl Replacer for Fbx {
         let floor = MIN_SAMPLED_BLOCKS * ppb;
         let all = capacity as u64 <= floor;
         let rate = if all { 1.0 } else { floor as f64 / capacity as f64 };
-        let threshold = if all { u64::MAX } else { (rate * 2f64.powi(64)) as u64 };
+        let limit = if all { u64::MAX } else { ((rate * 2f64.powi(64)) as u64).saturating_sub(1) };
         let mini = if all { capacity } else { ((capacity as f64 * rate).round() as usize).max(1) };
         let space = shadow_space(config.logical_pages, ppb, rate, mini);
+        // The device's blocks (all the map's blocks when its size is unknown).
+        let blocks = config.logical_pages.filter(|&l| l > 0).map_or(SAMPLE_MAP_BLOCKS, |l| l.div_ceil(ppb));
+        let mapped = blocks.min(SAMPLE_MAP_BLOCKS).div_ceil(64);
+        let sample_map = (0..mapped)
+            .map(|w| (0..64).fold(0u64, |acc, i| acc | u64::from(mix(w * 64 + i) <= limit) << i))
+            .collect();
         let shadows: Vec<Shadow> =
             ExpertKind::ALL.iter().map(|&k| Shadow::new(k, mini, &profile, config.log_blocks, &fbp, space)).collect();
         let first = match profile.ftl {
@@ -323,20 +408,24 @@ impl Replacer for Fbx {
             FtlClass::BlockMapped | FtlClass::LogBlock | FtlClass::SharedLog => ExpertKind::Cfdc,
         };
         Fbx {
+            compactor: Compactor::new(crate::shadow::space_blocks(space, mini, ppb), ppb),
             leader: Expert::new(first, capacity, &profile, &fbp),
             scores: vec![0.0; shadows.len()],
             last_cost: vec![0.0; shadows.len()],
             shadows,
             profile,
             fbp,
-            page: vec![FREE; capacity],
+            page: vec![0; capacity],
             last: vec![0; capacity],
-            dirty: vec![false; capacity],
+            used: vec![0; capacity.div_ceil(64)],
+            refresh_at: AGE_REFRESH << tick_shift(capacity),
+            tick_shift: tick_shift(capacity),
             tracked: 0,
             order: Vec::with_capacity(capacity),
             ppb,
-            threshold,
-            all,
+            block_shift: ppb.is_power_of_two().then(|| ppb.trailing_zeros()),
+            limit,
+            sample_map,
             epoch_len: EPOCH_BUFFERS * mini as u64,
             owed_ns: crate::fbp::write_cost_us(&profile) * 1e3,
             in_epoch: 0,
@@ -345,16 +434,16 @@ impl Replacer for Fbx {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn on_hit(&mut self, frame: FrameId, a: &Access) {
-        self.track(frame, a, false);
+        self.touch(frame as usize, a);
         self.leader.on_hit(frame, a);
         self.feed(a);
     }
 
-    #[inline]
+    #[inline(always)]
     fn on_insert(&mut self, frame: FrameId, a: &Access) {
-        self.track(frame, a, true);
+        self.track_insert(frame, a);
         self.leader.on_insert(frame, a);
         self.feed(a);
     }
@@ -362,6 +451,11 @@ impl Replacer for Fbx {
     #[inline(always)]
     fn prefetch(&self, page: u64) {
         self.leader.prefetch(page);
+    }
+
+    #[inline(always)]
+    fn prefetch_frame(&self, frame: FrameId) {
+        self.leader.prefetch_frame(frame);
     }
 
     fn victims<P: Pins + ?Sized>(
@@ -392,7 +486,7 @@ impl Replacer for Fbx {
 
     fn is_dirty(&self, frame: FrameId) -> Option<bool> {
         let f = frame as usize;
-        (f < self.page.len() && self.page[f] != FREE).then(|| self.dirty[f])
+        if f < self.page.len() && bit(&self.used, f) { self.leader.is_dirty(frame) } else { None }
     }
 
     fn check_invariants(&self) -> Result<(), String> {
@@ -405,10 +499,11 @@ impl Replacer for Fbx {
                 self.tracked
             ));
         }
-        let used = self.page.iter().filter(|&&p| p != FREE).count();
+        let used = self.used.iter().map(|w| w.count_ones() as usize).sum::<usize>();
         if used != self.tracked {
             return Err(format!("{used} frames hold a page, {} counted", self.tracked));
         }
+
         for s in &self.shadows {
             s.check_invariants()?;
         }
@@ -501,9 +596,11 @@ mod tests {
         c.set("ppb", "4").unwrap();
         let mut h = Harness::<Fbx>::new(8, c);
         let mut rng = ChaCha8Rng::seed_from_u64(9);
+        let mut now = 0;
         for round in 0..4 {
             for to in ExpertKind::ALL {
                 for _ in 0..20 {
+                    now += 1;
                     let p = rng.random_range(0..40u64);
                     if rng.random::<bool>() {
                         h.write(p)
@@ -512,7 +609,7 @@ mod tests {
                     };
                 }
                 let resident = h.resident();
-                h.policy.switch_to(to);
+                h.policy.switch_to(to, now);
                 assert_eq!(h.policy.leader(), to);
                 h.check().unwrap();
                 assert_eq!(h.policy.leader.len(), resident.len());
