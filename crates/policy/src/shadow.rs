@@ -197,6 +197,12 @@ pub const SPACE_BUFFERS: u64 = 128;
 /// Smallest shadow device of an unknown size, in flash blocks.
 pub const SPACE_MIN_BLOCKS: u64 = 64;
 
+/// The fewest log blocks a log-block FTL works with: one for BAST, two for FAST (its sequential
+/// log and one random log block); 1 for the others (which have none).
+pub fn min_log_blocks(kind: DeviceKind) -> u32 {
+    if kind == DeviceKind::Fast { 2 } else { 1 }
+}
+
 /// The device kind standing for an FTL class.
 pub fn device_kind(f: FtlClass) -> DeviceKind {
     match f {
@@ -301,7 +307,8 @@ impl Shadow {
         let frames = frames.max(1);
         let ppb = u64::from(d.pages_per_block.max(1));
         let space_blocks = self::space_blocks(space_blocks, frames, ppb);
-        let cfg = DeviceConfig { kind: device_kind(d.ftl), log_blocks: log_blocks.max(2), ..DeviceConfig::default() };
+        let kind_ = device_kind(d.ftl);
+        let cfg = DeviceConfig { kind: kind_, log_blocks: log_blocks.max(min_log_blocks(kind_)), ..DeviceConfig::default() };
         // The presets' chips have 64 pages a block; the space is counted in the device's blocks.
         let dev_ppb = 64;
         let logical = space_blocks.saturating_mul(ppb).min(1 << 31).div_ceil(dev_ppb) * dev_ppb;
