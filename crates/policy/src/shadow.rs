@@ -387,6 +387,11 @@ impl Shadow {
         cost + self.dirty_frames as f64 * per_write
     }
 
+    /// The shadow's device counters (reads, programs, erases, merges, garbage collection).
+    pub fn device_stats(&self) -> flashbuf_flash::DeviceStats {
+        self.device.stats()
+    }
+
     /// Pages written to the shadow's device so far.
     pub fn pages_written(&self) -> u64 {
         self.device.stats().host_writes
