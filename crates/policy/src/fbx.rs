@@ -69,7 +69,7 @@
 //! once an epoch).
 
 use crate::fbp::FbpConfig;
-use crate::params::{DeviceProfile, FtlClass, ParamDoc, PolicyParams, parse_int};
+use crate::params::{DeviceParams, DeviceProfile, FtlClass, ParamDoc, PolicyParams, parse_int};
 use crate::replacer::{Access, AccessKind, EvictError, Evictions, FrameId, Pins, Replacer};
 use crate::shadow::{Compactor, Expert, ExpertKind, Shadow};
 
@@ -98,8 +98,8 @@ pub fn mix(x: u64) -> u64 {
 /// Parameters of [`Fbx`]: the device's figures (`auto`: the run's device) and its log blocks.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FbxConfig {
-    /// Device figures, shared with the FBP expert (see [`FbpConfig`]).
-    pub device: FbpConfig,
+    /// Device figures ([`DeviceParams`], as FBP's; the FBP expert gets them).
+    pub device: DeviceParams,
     /// Log blocks of a log-block FTL (BAST, FAST), for the shadows' devices.
     pub log_blocks: u32,
     /// The run's device size in pages, filled by the run path ([`PolicyParams::fill_device`]);
@@ -109,7 +109,7 @@ pub struct FbxConfig {
 
 impl Default for FbxConfig {
     fn default() -> Self {
-        FbxConfig { device: FbpConfig::default(), log_blocks: 8, logical_pages: None }
+        FbxConfig { device: DeviceParams::default(), log_blocks: 8, logical_pages: None }
     }
 }
 
@@ -132,14 +132,11 @@ pub fn shadow_log_blocks(log_blocks: u32, rate: f64) -> u32 {
 
 impl PolicyParams for FbxConfig {
     const KEYS: &'static [ParamDoc] = &[
-        ParamDoc { key: "read-us", help: "page read latency in µs, default auto (the device's)" },
-        ParamDoc { key: "program-us", help: "page program latency in µs, default auto (the device's)" },
-        ParamDoc { key: "erase-us", help: "block erase latency in µs, default auto (the device's)" },
-        ParamDoc { key: "ppb", help: "pages per flash block, default auto (the device's)" },
-        ParamDoc {
-            key: "ftl",
-            help: "FTL class: ideal, page, block, log (BAST) or shared-log (FAST), default auto (the device's)",
-        },
+        DeviceParams::KEYS[0],
+        DeviceParams::KEYS[1],
+        DeviceParams::KEYS[2],
+        DeviceParams::KEYS[3],
+        DeviceParams::KEYS[4],
         ParamDoc {
             key: "log-blocks",
             help: "log blocks of the run's BAST/FAST device (the shadows' are scaled by the sampling rate), 2..=4096, default 8",
@@ -147,9 +144,11 @@ impl PolicyParams for FbxConfig {
     ];
 
     fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
+        if self.device.set(key, value)? {
+            return Ok(());
+        }
         match key {
             "log-blocks" => self.log_blocks = parse_int(key, value, 2, 4096)? as u32,
-            "read-us" | "program-us" | "erase-us" | "ppb" | "ftl" => self.device.set(key, value)?,
             _ => return Err(format!("unknown parameter '{key}'")),
         }
         Ok(())
@@ -157,7 +156,6 @@ impl PolicyParams for FbxConfig {
 
     fn values(&self) -> Vec<String> {
         let mut v = self.device.values();
-        v.truncate(5);
         v.push(self.log_blocks.to_string());
         v
     }
@@ -399,7 +397,7 @@ impl Replacer for Fbx {
     fn new(capacity: usize, config: &FbxConfig) -> Self {
         let capacity = capacity.max(1);
         let profile = DeviceProfile { logical_pages: config.logical_pages.unwrap_or(0), ..config.device.profile() };
-        let mut fbp = config.device.clone();
+        let mut fbp = FbpConfig { device: config.device.clone(), pad: None };
         fbp.fill_device(&profile);
         let ppb = u64::from(profile.pages_per_block.max(1));
         let floor = MIN_SAMPLED_BLOCKS * ppb;
@@ -412,9 +410,8 @@ impl Replacer for Fbx {
         // The device's blocks (all the map's blocks when its size is unknown).
         let blocks = config.logical_pages.filter(|&l| l > 0).map_or(SAMPLE_MAP_BLOCKS, |l| l.div_ceil(ppb));
         let mapped = blocks.min(SAMPLE_MAP_BLOCKS).div_ceil(64);
-        let sample_map = (0..mapped)
-            .map(|w| (0..64).fold(0u64, |acc, i| acc | u64::from(mix(w * 64 + i) <= limit) << i))
-            .collect();
+        let sample_map =
+            (0..mapped).map(|w| (0..64).fold(0u64, |acc, i| acc | u64::from(mix(w * 64 + i) <= limit) << i)).collect();
         let shadows: Vec<Shadow> =
             ExpertKind::ALL.iter().map(|&k| Shadow::new(k, mini, &profile, logs, &fbp, space)).collect();
         let first = match profile.ftl {

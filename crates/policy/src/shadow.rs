@@ -308,7 +308,8 @@ impl Shadow {
         let ppb = u64::from(d.pages_per_block.max(1));
         let space_blocks = self::space_blocks(space_blocks, frames, ppb);
         let kind_ = device_kind(d.ftl);
-        let cfg = DeviceConfig { kind: kind_, log_blocks: log_blocks.max(min_log_blocks(kind_)), ..DeviceConfig::default() };
+        let cfg =
+            DeviceConfig { kind: kind_, log_blocks: log_blocks.max(min_log_blocks(kind_)), ..DeviceConfig::default() };
         // The presets' chips have 64 pages a block; the space is counted in the device's blocks.
         let dev_ppb = 64;
         let logical = space_blocks.saturating_mul(ppb).min(1 << 31).div_ceil(dev_ppb) * dev_ppb;
