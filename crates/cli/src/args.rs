@@ -1,8 +1,45 @@
-//! Parsing of list-valued command-line arguments.
+//! Parsing of list-valued command-line arguments, and the option values several commands share.
 
 use anyhow::{Context, Result, bail};
+use clap::ValueEnum;
 use flashbuf_policy::PolicyConfig;
+use flashbuf_sim::WriteMiss;
+use flashbuf_sim::prepare::RemapMode;
 use flashbuf_sim::sweep::BufferSize;
+
+/// `--write-miss`: what a write miss does (`run`, `curve`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum WriteMissArg {
+    /// Fetch the page first (a database buffer).
+    Fetch,
+    /// Overwrite it whole without a fetch (a write buffer).
+    NoFetch,
+}
+
+impl From<WriteMissArg> for WriteMiss {
+    fn from(a: WriteMissArg) -> Self {
+        match a {
+            WriteMissArg::Fetch => WriteMiss::Fetch,
+            WriteMissArg::NoFetch => WriteMiss::NoFetch,
+        }
+    }
+}
+
+/// `--output`: how a table of results is printed (`run`, `curve`, `engine bench`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    /// An aligned text table.
+    Table,
+    /// CSV with a header line, every measured field.
+    Csv,
+    /// A JSON array of objects, every measured field.
+    Json,
+}
+
+/// `--remap auto|on|off` (see docs/address-space.md).
+pub fn parse_remap(s: &str) -> Result<RemapMode, String> {
+    s.parse()
+}
 
 /// Splits a policy list such as `lru,cflru:w=0.25,arc` or `cflru:w=0.25,cfdc:pw=0.5,cluster=32`.
 ///

@@ -134,11 +134,12 @@ pub fn run(a: BenchArgs) -> Result<()> {
                 let options = RunOptions { pages_hint: pages, ..RunOptions::new(a.buffer) };
                 // A device-aware policy sees this device, as under `flashbuf run`.
                 let policy = policy.for_device(&flashbuf_sim::device_profile(config));
-                // The ideal device runs in a loop of its own (as in `flashbuf run`, see
-                // `flashbuf_sim::stepper_any`).
+                // The ideal device and the page-mapped FTL run in loops of their own (as in
+                // `flashbuf run`, see `flashbuf_sim::stepper_any`).
                 let source = opened.source.as_mut();
                 let out = match device {
                     AnyDevice::Ideal(d) => flashbuf_sim::run(&policy, d, source, &options, &mut |_| {})?,
+                    AnyDevice::Page(d) => flashbuf_sim::run(&policy, d, source, &options, &mut |_| {})?,
                     d => flashbuf_sim::run(&policy, d, source, &options, &mut |_| {})?,
                 };
                 let rate = out.counters.requests as f64 / out.elapsed_s;

@@ -16,7 +16,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
-use clap::{Args, ValueEnum};
+use clap::Args;
 use flashbuf_flash::{DeviceConfig, DeviceKind, DeviceStats};
 use flashbuf_policy::PolicyConfig;
 use flashbuf_report::plot::{Filter, PlotSpec, output_paths, plot};
@@ -32,7 +32,7 @@ use flashbuf_sim::sweep::{BufferSize, SweepRun, memory_budget, run_scheduled, sc
 use flashbuf_sim::{GroupEvent, WriteMiss};
 use flashbuf_trace::{Remapped, SummaryCache, TraceSource, TraceSpec};
 
-use crate::args::{parse_buffers, parse_policies, threads};
+use crate::args::{OutputFormat, WriteMissArg, parse_buffers, parse_policies, parse_remap, threads};
 use crate::devices::DeviceArgs;
 use crate::traces::{TraceArgs, observer};
 
@@ -99,7 +99,7 @@ pub struct CurveArgs {
     /// Do not write back the dirty pages left at the end of the trace.
     #[arg(long)]
     no_final_flush: bool,
-    /// Output format.
+    /// Output format (the table also gives the mean errors of --error).
     #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
     output: OutputFormat,
     /// Write the output to this file instead of standard output (appears only when complete).
@@ -127,10 +127,6 @@ pub struct CurveArgs {
     device_args: DeviceArgs,
 }
 
-fn parse_remap(s: &str) -> Result<RemapMode, String> {
-    s.parse()
-}
-
 /// `1%`, `0.5%` or `0.01`: a rate in (0, 1].
 fn parse_rate(s: &str) -> Result<f64, String> {
     let t = s.trim();
@@ -143,22 +139,6 @@ fn parse_rate(s: &str) -> Result<f64, String> {
         return Err(format!("'{s}': a sampling rate must be above 0 and at most 100%"));
     }
     Ok(v)
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-enum WriteMissArg {
-    Fetch,
-    NoFetch,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-enum OutputFormat {
-    /// An aligned text table (and the mean errors with --error).
-    Table,
-    /// CSV with a header line, every column.
-    Csv,
-    /// A JSON array of objects, every column.
-    Json,
 }
 
 /// How one (policy, device) series is drawn.
@@ -199,10 +179,7 @@ pub fn run(a: CurveArgs) -> Result<()> {
     let opts = a.trace_args.options()?;
     let policies = parse_policies(&a.policies)?;
     let buffers = a.buffers.as_deref().map(parse_buffers).transpose()?;
-    let write_miss = match a.write_miss {
-        WriteMissArg::Fetch => WriteMiss::Fetch,
-        WriteMissArg::NoFetch => WriteMiss::NoFetch,
-    };
+    let write_miss = WriteMiss::from(a.write_miss);
     let final_flush = !a.no_final_flush;
     if a.points == 0 {
         bail!("--points must be at least 1");
@@ -574,6 +551,27 @@ fn one_pass(prepared: &PreparedTrace, series: &[Series], a: &CurveArgs, exact_ne
     };
     let bar = crate::progress::bar(prepared.requests.unwrap_or(0), "requests", a.quiet);
     let mut batch = Vec::with_capacity(flashbuf_sim::group::GROUP_BATCH);
+    // A pass of sampled series only: the reader drops what no sampler keeps as it decodes.
+    if exact.is_none()
+        && kept.is_none()
+        && let Some(keep) = common_sampler(&shards, &samples)
+    {
+        loop {
+            let scanned = source
+                .next_sampled(&mut batch, flashbuf_sim::group::GROUP_BATCH, &keep)
+                .with_context(|| format!("trace {label}"))?;
+            if scanned.requests == 0 {
+                break;
+            }
+            for (_, s) in &mut shards {
+                s.feed_sampled(&batch, scanned);
+            }
+            for (_, s) in &mut samples {
+                s.feed_sampled(&batch, scanned);
+            }
+            bar.inc(scanned.requests);
+        }
+    }
     loop {
         let n = source
             .next_batch(&mut batch, flashbuf_sim::group::GROUP_BATCH)
@@ -609,6 +607,22 @@ fn one_pass(prepared: &PreparedTrace, series: &[Series], a: &CurveArgs, exact_ne
         samples: samples.into_iter().map(|(k, c)| (k, c.finish())).collect(),
         kept,
     })
+}
+
+/// The sampler that keeps what every sampled series of a pass keeps, when they all sample by
+/// the same unit and hash (rates may differ: the largest threshold keeps every smaller one's
+/// blocks); `None` when there is none or a series is fixed-size SHARDS, whose rate changes.
+fn common_sampler(
+    shards: &[(ShardsKey, LruCurveBuilder)],
+    samples: &[(SampleKey, SampleCollector)],
+) -> Option<BlockSampler> {
+    let mut all = Vec::new();
+    for (_, b) in shards {
+        all.push(b.sampler()?);
+    }
+    all.extend(samples.iter().map(|(_, c)| c.sampler()));
+    let widest = all.iter().max_by_key(|s| s.limit())?;
+    all.iter().all(|s| s.block_pages() == widest.block_pages() && s.salt() == widest.salt()).then(|| (*widest).clone())
 }
 
 /// The sizes of the curve: the given ones; every size; or `points` sizes spread geometrically

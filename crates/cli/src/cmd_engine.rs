@@ -17,7 +17,7 @@ use flashbuf_engine::workload::{DEFAULT_LOG_BYTES, WorkloadConfig, WorkloadResul
 use flashbuf_flash::{DeviceConfig, DeviceKind, NandPreset};
 use flashbuf_policy::PolicyConfig;
 
-use crate::args::{parse_buffers, parse_policies};
+use crate::args::{OutputFormat, parse_buffers, parse_policies};
 use flashbuf_report::{Column, OutputFile, format_table, thousands, write_csv, write_json};
 
 /// The policies compared when `--policy` is not given (the CFDC paper's three; those not built
@@ -155,16 +155,6 @@ enum Wal {
     On,
     /// No log.
     Off,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-enum OutputFormat {
-    /// An aligned text table.
-    Table,
-    /// CSV with a header line, every measured field.
-    Csv,
-    /// A JSON array of objects, every measured field.
-    Json,
 }
 
 pub fn run(a: EngineArgs) -> Result<()> {

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 
 use anyhow::{Result, bail};
-use clap::{Args, ValueEnum};
+use clap::Args;
 use flashbuf_flash::DeviceKind;
 use flashbuf_sim::plan::{PlanOptions, PlanProgress, PolicySlot, TraceInput, plan_runs};
 use flashbuf_sim::prepare::{RemapMode, Warmup};
@@ -19,7 +19,7 @@ use flashbuf_sim::sweep::{SweepRun, memory_budget, run_scheduled, schedule};
 use flashbuf_sim::{GroupEvent, ResultRow, WriteMiss};
 use flashbuf_trace::SummaryCache;
 
-use crate::args::{parse_buffers, parse_policies, threads};
+use crate::args::{OutputFormat, WriteMissArg, parse_buffers, parse_policies, parse_remap, threads};
 use crate::devices::DeviceArgs;
 use crate::traces::{TraceArgs, observer};
 use flashbuf_report::OutputFile;
@@ -99,28 +99,8 @@ pub struct RunArgs {
     device_args: DeviceArgs,
 }
 
-fn parse_remap(s: &str) -> Result<RemapMode, String> {
-    s.parse()
-}
-
 fn parse_warmup(s: &str) -> Result<Warmup, String> {
     s.parse()
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-enum WriteMissArg {
-    Fetch,
-    NoFetch,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-enum OutputFormat {
-    /// An aligned text table.
-    Table,
-    /// CSV with a header line, every measured field.
-    Csv,
-    /// A JSON array of objects, every measured field.
-    Json,
 }
 
 pub fn run(a: RunArgs) -> Result<()> {
@@ -132,10 +112,7 @@ pub fn run(a: RunArgs) -> Result<()> {
     }
     // Refuse an existing output file before doing any work.
     let mut out_file = a.out.as_deref().map(|p| OutputFile::create(p, a.force)).transpose()?;
-    let write_miss = match a.write_miss {
-        WriteMissArg::Fetch => WriteMiss::Fetch,
-        WriteMissArg::NoFetch => WriteMiss::NoFetch,
-    };
+    let write_miss = WriteMiss::from(a.write_miss);
     let jobs = threads(a.jobs, a.quiet);
     let devices = a.device_args.configs();
     if a.bound && a.traces.iter().any(|t| flashbuf_trace::TraceSpec::parse(t).is_ok_and(|s| !s.rereadable())) {

@@ -2,32 +2,16 @@
 //! `flashbuf run`, sampled curves report their errors, bounds are below every policy, plots are
 //! written once, and what a pipe cannot give is refused.
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+mod common;
+
+use std::process::Output;
 
 fn flashbuf(args: &[&str], input: Option<&[u8]>) -> Output {
-    let cache = std::env::temp_dir().join(format!("flashbuf-test-cache-curve-{}", std::process::id()));
-    let mut child = Command::new(env!("CARGO_BIN_EXE_flashbuf"))
-        .env("FLASHBUF_CACHE_DIR", cache)
-        .args(args)
-        .stdin(if input.is_some() { Stdio::piped() } else { Stdio::null() })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run flashbuf");
-    if let Some(data) = input {
-        let mut stdin = child.stdin.take().unwrap();
-        let data = data.to_vec();
-        std::thread::spawn(move || {
-            let _ = stdin.write_all(&data);
-        });
-    }
-    child.wait_with_output().expect("flashbuf ends")
+    common::flashbuf_in("curve", args, input)
 }
 
 fn ok(o: &Output) -> String {
-    assert!(o.status.success(), "flashbuf failed: {}", String::from_utf8_lossy(&o.stderr));
-    String::from_utf8_lossy(&o.stdout).into_owned()
+    common::stdout(o)
 }
 
 /// Rows as maps from column to cell.
@@ -150,6 +134,47 @@ fn sampled_curves_report_their_error_and_the_sampling_unit() {
     let o = flashbuf(&["curve", "-q", "-t", TRACE, "-p", "cflru", "--sample-size", "4096"], None);
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("--rate"));
+}
+
+/// A pass of sampled series only lets the reader drop the requests no sampler keeps as it
+/// decodes (`TraceSource::next_sampled`); with --error the pass decodes everything for the exact
+/// curve and the full simulations. Both must give the same sampled points, on a file whose
+/// reader drops records before building them (oracleGeneral) and on one that does not (binary).
+#[test]
+fn a_sampled_pass_gives_the_points_of_a_full_decoding() {
+    let dir = tempfile::tempdir().unwrap();
+    for (format, name) in [("oracle", "t.oracleGeneral"), ("binary", "t.fbt")] {
+        let path = dir.path().join(name);
+        let generate =
+            ["gen", "zipf", "--requests", "60000", "--pages", "20000", "--write-ratio", "0.3", "--seed", "5"];
+        ok(&flashbuf(&[&generate[..], &["-o", path.to_str().unwrap()]].concat(), None));
+        let t = path.to_str().unwrap();
+        let args = |error: bool| {
+            let mut v = vec!["curve", "-q", "-t", t, "-p", "lru,cflru,ad-lru", "--rate", "5%,20%"];
+            v.extend(["-b", "100,1000,5000", "--output", "csv"]);
+            if error {
+                v.push("--error");
+            }
+            v.into_iter().map(str::to_string).collect::<Vec<_>>()
+        };
+        let run = |error: bool| {
+            let a = args(error);
+            rows(&ok(&flashbuf(&a.iter().map(String::as_str).collect::<Vec<_>>(), None)))
+        };
+        let (sampled, full) = (run(false), run(true));
+        assert_eq!(sampled.len(), 18, "{format}");
+        for r in &sampled {
+            let f = full
+                .iter()
+                .find(|f| {
+                    ["policy", "method", "sample_rate", "sample_block", "buffer_pages"].iter().all(|c| f[*c] == r[*c])
+                })
+                .unwrap_or_else(|| panic!("{format}: {r:?} not in the --error pass"));
+            for col in ["hit_ratio", "page_reads", "page_writes", "device_time_us", "requests"] {
+                assert_eq!(r[col], f[col], "{format} {} {} {}: {col}", r["policy"], r["method"], r["buffer_pages"]);
+            }
+        }
+    }
 }
 
 #[test]

@@ -1,44 +1,20 @@
 //! End-to-end tests of what real traces need: standard input and FIFOs, shares of the working
 //! set, volumes, thread caps, conversion.
 
+mod common;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
-fn cache_dir() -> PathBuf {
-    std::env::temp_dir().join(format!("flashbuf-test-cache-{}", std::process::id()))
-}
+use common::{stderr, stdout};
 
 fn flashbuf(args: &[&str]) -> Output {
     flashbuf_stdin(args, None)
 }
 
 fn flashbuf_stdin(args: &[&str], input: Option<&[u8]>) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_flashbuf"))
-        .env("FLASHBUF_CACHE_DIR", cache_dir())
-        .args(args)
-        .stdin(if input.is_some() { Stdio::piped() } else { Stdio::null() })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run flashbuf");
-    if let Some(data) = input {
-        let mut stdin = child.stdin.take().unwrap();
-        let data = data.to_vec();
-        std::thread::spawn(move || {
-            let _ = stdin.write_all(&data);
-        });
-    }
-    child.wait_with_output().expect("flashbuf ends")
-}
-
-fn stdout(o: &Output) -> String {
-    assert!(o.status.success(), "flashbuf failed: {}", String::from_utf8_lossy(&o.stderr));
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
+    common::flashbuf_in("real-scale", args, input)
 }
 
 /// CSV rows without the columns that depend on timing or on the trace's label.

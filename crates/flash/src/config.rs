@@ -435,6 +435,10 @@ impl Device for AnyDevice {
     fn prefetch(&self, page: u64) {
         each!(self, d => d.prefetch(page))
     }
+    #[inline(always)]
+    fn prefetches(&self) -> bool {
+        each!(self, d => d.prefetches())
+    }
 }
 
 /// Runs a preconditioning on any device (counters are not reset here).

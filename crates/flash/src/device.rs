@@ -171,6 +171,13 @@ pub trait Device {
     fn prefetch(&self, page: u64) {
         let _ = page;
     }
+    /// `true` when [`prefetch`](Device::prefetch) does something, so that a caller can skip
+    /// working out what to prefetch for a device that ignores it (for a concrete device type the
+    /// answer is a constant and the work is compiled away). By default `false`.
+    #[inline(always)]
+    fn prefetches(&self) -> bool {
+        false
+    }
 }
 
 impl<D: Device + ?Sized> Device for Box<D> {
@@ -197,5 +204,9 @@ impl<D: Device + ?Sized> Device for Box<D> {
     #[inline(always)]
     fn prefetch(&self, page: u64) {
         (**self).prefetch(page)
+    }
+    #[inline(always)]
+    fn prefetches(&self) -> bool {
+        (**self).prefetches()
     }
 }

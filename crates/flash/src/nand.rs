@@ -384,6 +384,24 @@ impl Nand {
         Ok(())
     }
 
+    /// Programs the next free page of `block` (the only one the in-order rule allows) with `tag`
+    /// and returns its offset: [`program`](Self::program) for a caller that writes wherever the
+    /// block is up to (a log-structured frontier), with the same rules and count. A full block
+    /// is refused as `program` refuses the offset past its last page.
+    #[inline]
+    pub fn program_next(&mut self, block: u32, tag: PageTag) -> Result<u32, DeviceError> {
+        let Some(&next) = self.next_free.get(block as usize) else {
+            return Err(Self::rule(block, 0, "no such page on the chip"));
+        };
+        if next >= self.ppb {
+            return Err(Self::rule(block, next, "no such page on the chip"));
+        }
+        self.next_free[block as usize] = next + 1;
+        self.tags[block as usize * self.ppb as usize + next as usize] = tag;
+        self.lifetime.programs += 1;
+        Ok(next)
+    }
+
     /// Programs the next `n` pages of `dst` in order, page `i` with what `page(i)` names: the
     /// block-level translation layers' merges and copies in one loop. The same rules as
     /// [`read`](Self::read) and [`program`](Self::program) one page at a time (room in `dst`,

@@ -14,14 +14,17 @@
 //! With pinned frames, REPLACE takes the LRU-most unpinned page of the list it selects, falling
 //! back to the other list.
 //!
-//! Layout (chosen for speed; the paper is silent): one array of 16-byte nodes, each holding its
-//! two list links and its page, for the frames `0..c` and the ghost entries `c..3c+1`; one byte
-//! per node for its list and dirty bit. A miss therefore reads each node it unlinks once (links
-//! and page in one cache line) and otherwise only *writes* to lines it has not read: dropping a
-//! ghost clears its directory slot, adding one sets it, without reading either first. The ghost
-//! directory maps a page to its ghost node: an array index for page numbers below 2^26
-//! (prefetched a few requests ahead like the simulator's page table), a hash map above. The
-//! LRU ends of the four lists, where the next miss will read, are prefetched with it.
+//! Layout (chosen for speed; the paper is silent): the frames `0..c` have 8-byte link records
+//! (T1 and T2 are threaded through them), their pages apart (read only when a frame is evicted),
+//! and one byte each for their list and dirty bit: a hit, which moves a frame to the front of
+//! T2, touches records packed twice as densely as if they carried the page. The ghost entries
+//! `0..2c+1` (B1 and B2) have 16-byte nodes holding their links and their page, and a byte for
+//! their list. A miss therefore reads each node it unlinks once and otherwise only *writes* to
+//! lines it has not read: dropping a ghost clears its directory slot, adding one sets it,
+//! without reading either first. The ghost directory maps a page to its ghost entry: an array
+//! index for page numbers below 2^26 (prefetched a few requests ahead like the simulator's page
+//! table), a hash map above. The LRU ends of the four lists, where the next miss will read, are
+//! prefetched with it.
 
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
@@ -43,12 +46,30 @@ const LIST: u8 = 0x7;
 /// The dirty bit of `meta` (frames only).
 const DIRTY: u8 = 0x80;
 
-/// A frame or a ghost entry: its links `[towards MRU, towards LRU]` and its page.
+/// A ghost entry: its links `[towards MRU, towards LRU]` and its page.
 #[derive(Clone, Copy, Debug)]
 #[repr(C, align(16))]
 struct Node {
     links: [u32; 2],
     page: u64,
+}
+
+/// A frame's links `[towards MRU, towards LRU]`.
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(8))]
+struct Link {
+    links: [u32; 2],
+}
+
+impl Linked<0> for Link {
+    #[inline(always)]
+    fn links(&self) -> [u32; 2] {
+        self.links
+    }
+    #[inline(always)]
+    fn links_mut(&mut self) -> &mut [u32; 2] {
+        &mut self.links
+    }
 }
 
 impl Linked<0> for Node {
@@ -66,10 +87,16 @@ impl Linked<0> for Node {
 pub struct Arc {
     c: usize,
     p: f64,
-    /// Frames `0..c`, then ghost entries.
-    node: Vec<Node>,
-    /// List of every node (`T1`..`B2`, or `NO_LIST`), with `DIRTY` for dirty frames.
+    /// Per frame: its links in T1 or T2.
+    link: Vec<Link>,
+    /// Per frame: its page.
+    page: Vec<u64>,
+    /// Per frame: its list (`T1`, `T2` or `NO_LIST`), with `DIRTY` when dirty.
     meta: Vec<u8>,
+    /// Per ghost entry: its links in B1 or B2 and its page.
+    node: Vec<Node>,
+    /// Per ghost entry: its list (`B1`, `B2` or `NO_LIST`).
+    gmeta: Vec<u8>,
     ends: [Ends; 4],
     /// Unused ghost nodes.
     free_ghosts: Vec<u32>,
@@ -89,26 +116,37 @@ impl Arc {
         self.ends[list as usize].len as usize
     }
 
+    /// The list of frame `f`.
     #[inline(always)]
-    fn list_of(&self, n: u32) -> u8 {
-        self.meta[n as usize] & LIST
+    fn list_of(&self, f: u32) -> u8 {
+        self.meta[f as usize] & LIST
     }
 
+    /// Puts frame `f` (in no list) at the front of `list` (T1 or T2).
     #[inline(always)]
-    fn push_front(&mut self, list: u8, n: u32) {
-        link_front::<0, _>(&mut self.node, &mut self.ends[list as usize], n);
-        let m = &mut self.meta[n as usize];
+    fn push_front(&mut self, list: u8, f: u32) {
+        link_front::<0, _>(&mut self.link, &mut self.ends[list as usize], f);
+        let m = &mut self.meta[f as usize];
         *m = (*m & DIRTY) | list;
     }
 
-    /// Unlinks `n` (which is in a list).
+    /// Unlinks frame `f` (which is in T1 or T2).
     #[inline(always)]
-    fn unlink(&mut self, n: u32) {
-        let list = self.list_of(n);
-        debug_assert_ne!(list, NO_LIST, "node {n} is in no list");
-        unlink::<0, _>(&mut self.node, &mut self.ends[list as usize], n);
-        let m = &mut self.meta[n as usize];
+    fn unlink(&mut self, f: u32) {
+        let list = self.list_of(f);
+        debug_assert_ne!(list, NO_LIST, "frame {f} is in no list");
+        unlink::<0, _>(&mut self.link, &mut self.ends[list as usize], f);
+        let m = &mut self.meta[f as usize];
         *m = (*m & DIRTY) | NO_LIST;
+    }
+
+    /// Unlinks ghost entry `g` (which is in B1 or B2).
+    #[inline(always)]
+    fn unlink_ghost(&mut self, g: u32) {
+        let list = self.gmeta[g as usize];
+        debug_assert_ne!(list, NO_LIST, "ghost {g} is in no list");
+        unlink::<0, _>(&mut self.node, &mut self.ends[list as usize], g);
+        self.gmeta[g as usize] = NO_LIST;
     }
 
     /// The ghost node of `page`, if it is in B1 or B2.
@@ -156,7 +194,7 @@ impl Arc {
     fn drop_ghost(&mut self, list: u8) {
         let g = self.ends[list as usize].tail;
         if g != NIL {
-            self.unlink(g);
+            self.unlink_ghost(g);
             self.clear_ghost(self.node[g as usize].page);
             self.free_ghosts.push(g);
         }
@@ -166,7 +204,8 @@ impl Arc {
         let g = self.free_ghosts.pop().expect("ARC's directory holds at most 2c + 1 ghost entries");
         self.node[g as usize].page = page;
         self.set_ghost(page, g);
-        self.push_front(list, g);
+        link_front::<0, _>(&mut self.node, &mut self.ends[list as usize], g);
+        self.gmeta[g as usize] = list;
     }
 
     fn lru_unpinned<P: Pins + ?Sized>(&self, list: u8, pins: &P) -> Option<FrameId> {
@@ -175,7 +214,7 @@ impl Arc {
             if !pins.is_pinned(f) {
                 return Some(f);
             }
-            f = self.node[f as usize].links[0];
+            f = self.link[f as usize].links[0];
         }
         None
     }
@@ -190,7 +229,7 @@ impl Arc {
             None => (self.lru_unpinned(second, pins).ok_or(EvictError::AllPinned)?, second),
         };
         self.unlink(victim);
-        self.add_ghost(if from == T1 { B1 } else { B2 }, self.node[victim as usize].page);
+        self.add_ghost(if from == T1 { B1 } else { B2 }, self.page[victim as usize]);
         Ok(victim)
     }
 
@@ -205,7 +244,7 @@ impl Arc {
         let c = self.c as f64;
         if let Some(g) = self.ghost(page) {
             let (b1, b2) = (self.len_of(B1) as f64, self.len_of(B2) as f64);
-            let in_b2 = self.list_of(g) == B2;
+            let in_b2 = self.gmeta[g as usize] == B2;
             if in_b2 {
                 let delta = if b2 >= b1 { 1.0 } else { b1 / b2 };
                 self.p = (self.p - delta).max(0.0);
@@ -215,7 +254,7 @@ impl Arc {
             }
             let victim = if replace { Some(self.replace(in_b2, pins)?) } else { None };
             // The incoming page leaves the ghost directory (it becomes resident in T2).
-            self.unlink(g);
+            self.unlink_ghost(g);
             self.clear_ghost(page);
             self.free_ghosts.push(g);
             return Ok((victim, true));
@@ -267,16 +306,18 @@ impl Replacer for Arc {
     type Config = NoParams;
 
     fn new(capacity: usize, _config: &NoParams) -> Self {
-        let nodes = 3 * capacity + 1;
-        assert!(nodes < NIL as usize, "too many frames for ARC");
-        let ghosts = nodes - capacity;
+        let ghosts = 2 * capacity + 1;
+        assert!(ghosts < NIL as usize, "too many frames for ARC");
         Arc {
             c: capacity,
             p: 0.0,
-            node: vec![Node { links: [NIL; 2], page: 0 }; nodes],
-            meta: vec![NO_LIST; nodes],
+            link: vec![Link { links: [NIL; 2] }; capacity],
+            page: vec![0; capacity],
+            meta: vec![NO_LIST; capacity],
+            node: vec![Node { links: [NIL; 2], page: 0 }; ghosts],
+            gmeta: vec![NO_LIST; ghosts],
             ends: [Ends::EMPTY; 4],
-            free_ghosts: (capacity as u32..nodes as u32).rev().collect(),
+            free_ghosts: (0..ghosts as u32).rev().collect(),
             dense: Vec::new(),
             sparse: HashMap::with_capacity_and_hasher(2 * ghosts, Default::default()),
             prepared: None,
@@ -300,14 +341,29 @@ impl Replacer for Arc {
     #[inline(always)]
     fn prefetch(&self, page: u64) {
         prefetch(&self.dense, page as usize);
-        for e in &self.ends {
-            prefetch(&self.node, e.tail as usize);
+        for list in [T1, T2] {
+            let t = self.ends[list as usize].tail as usize;
+            prefetch(&self.link, t);
+            prefetch(&self.page, t);
         }
+        for list in [B1, B2] {
+            prefetch(&self.node, self.ends[list as usize].tail as usize);
+        }
+    }
+
+    /// The LRU page of the list REPLACE takes from when the incoming page is not in B2 (the
+    /// common case).
+    #[inline(always)]
+    fn likely_victim(&self) -> Option<FrameId> {
+        let t1 = self.ends[T1 as usize];
+        let t2 = self.ends[T2 as usize];
+        let v = if t1.len >= 1 && (t1.len as f64 > self.p || t2.tail == NIL) { t1.tail } else { t2.tail };
+        (v != NIL).then_some(v)
     }
 
     #[inline(always)]
     fn prefetch_frame(&self, frame: FrameId) {
-        prefetch(&self.node, frame as usize);
+        prefetch(&self.link, frame as usize);
         prefetch(&self.meta, frame as usize);
     }
 
@@ -316,7 +372,7 @@ impl Replacer for Arc {
             Some((page, to_t2)) if page == access.page => to_t2,
             _ => self.miss(access.page, false, &crate::replacer::NoPins).map(|(_, t2)| t2).unwrap_or(false),
         };
-        self.node[frame as usize].page = access.page;
+        self.page[frame as usize] = access.page;
         self.meta[frame as usize] = (if access.kind.is_write() { DIRTY } else { 0 }) | NO_LIST;
         self.push_front(if to_t2 { T2 } else { T1 }, frame);
     }
@@ -351,22 +407,32 @@ impl Replacer for Arc {
     }
 
     fn check_invariants(&self) -> Result<(), String> {
-        let mut seen = vec![NO_LIST; self.node.len()];
-        for list in [T1, T2, B1, B2] {
-            for n in walk::<0, _>(&self.node, &self.ends[list as usize])? {
-                let ghost = n as usize >= self.c;
-                if ghost != (list >= B1) {
-                    return Err(format!("arc: node {n} (ghost: {ghost}) is in list {list}"));
+        let mut seen_frame = vec![NO_LIST; self.c];
+        for list in [T1, T2] {
+            for f in walk::<0, _>(&self.link, &self.ends[list as usize])? {
+                if seen_frame[f as usize] != NO_LIST {
+                    return Err(format!("arc: frame {f} is in lists {} and {list}", seen_frame[f as usize]));
                 }
-                if seen[n as usize] != NO_LIST {
-                    return Err(format!("arc: node {n} is in lists {} and {list}", seen[n as usize]));
-                }
-                seen[n as usize] = list;
+                seen_frame[f as usize] = list;
             }
         }
-        for (n, (&s, &m)) in seen.iter().zip(&self.meta).enumerate() {
+        for (f, (&s, &m)) in seen_frame.iter().zip(&self.meta).enumerate() {
             if m & LIST != s {
-                return Err(format!("arc: node {n} records list {} but is linked in {s}", m & LIST));
+                return Err(format!("arc: frame {f} records list {} but is linked in {s}", m & LIST));
+            }
+        }
+        let mut seen = vec![NO_LIST; self.node.len()];
+        for list in [B1, B2] {
+            for g in walk::<0, _>(&self.node, &self.ends[list as usize])? {
+                if seen[g as usize] != NO_LIST {
+                    return Err(format!("arc: ghost {g} is in lists {} and {list}", seen[g as usize]));
+                }
+                seen[g as usize] = list;
+            }
+        }
+        for (g, (&s, &m)) in seen.iter().zip(&self.gmeta).enumerate() {
+            if m != s {
+                return Err(format!("arc: ghost {g} records list {m} but is linked in {s}"));
             }
         }
         let (t1, t2, b1, b2) = (self.len_of(T1), self.len_of(T2), self.len_of(B1), self.len_of(B2));
@@ -380,7 +446,7 @@ impl Replacer for Arc {
             return Err(format!("arc: directory holds {} > 2c pages", t1 + t2 + b1 + b2));
         }
         let mut ghosts = 0;
-        for (n, &s) in seen.iter().enumerate().skip(self.c) {
+        for (n, &s) in seen.iter().enumerate() {
             if s == NO_LIST {
                 continue;
             }
@@ -394,7 +460,7 @@ impl Replacer for Arc {
         if ghosts != b1 + b2 || entries != ghosts {
             return Err(format!("arc: directory has {entries} entries, {ghosts} ghost nodes, B1+B2 = {}", b1 + b2));
         }
-        if self.free_ghosts.len() + ghosts != self.node.len() - self.c {
+        if self.free_ghosts.len() + ghosts != self.node.len() {
             return Err(format!("arc: {} free + {ghosts} live ghost nodes", self.free_ghosts.len()));
         }
         if !(0.0..=self.c as f64).contains(&self.p) {

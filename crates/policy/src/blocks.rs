@@ -309,6 +309,13 @@ impl BlockTable {
         }
     }
 
+    /// The slot of block `key` when the key is direct-mapped and live, read from the small
+    /// direct map only (no hash probe): for prefetching what a coming request will touch.
+    #[inline(always)]
+    pub(crate) fn dense_slot(&self, key: u64) -> Option<u32> {
+        self.dense.get(key as usize).copied().filter(|&s| s != NIL)
+    }
+
     /// Hints the CPU to bring the record `recs[slot]` of block `key` into cache, when the key is
     /// direct-mapped and live (one load of the small direct map; changes nothing).
     #[inline(always)]

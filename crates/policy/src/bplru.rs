@@ -107,6 +107,9 @@ pub struct Bplru {
     lru: Ends,
     fr: Vec<PageRec>,
     len: usize,
+    /// The first page of the LRU block after the last eviction: the next eviction most likely
+    /// starts there (a hint for [`Replacer::likely_victim`], never trusted by a decision).
+    hint: u32,
 }
 
 impl Bplru {
@@ -180,6 +183,7 @@ impl Replacer for Bplru {
             lru: Ends::EMPTY,
             fr: vec![PageRec::FREE; capacity],
             len: 0,
+            hint: NIL,
         }
     }
 
@@ -210,6 +214,11 @@ impl Replacer for Bplru {
     #[inline(always)]
     fn prefetch(&self, page: u64) {
         self.blocks.prefetch_record(self.size.block(page), &self.blk);
+    }
+
+    #[inline(always)]
+    fn likely_victim(&self) -> Option<FrameId> {
+        (self.hint != NIL).then_some(self.hint)
     }
 
     fn victims<P: Pins + ?Sized>(
@@ -252,6 +261,11 @@ impl Replacer for Bplru {
         for i in start..out.victims.len() {
             self.drop_frame(out.victims[i]);
         }
+        // The next victim block is most likely the new LRU block (its record is in cache: the
+        // unlink above wrote it); its page list is a chain from the first page's record.
+        let t = self.lru.tail;
+        self.hint = if t == NIL { NIL } else { self.blk[t as usize].pages.head };
+        crate::blocks::prefetch(&self.fr, self.hint as usize);
         Ok(())
     }
 

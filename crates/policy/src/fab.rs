@@ -226,6 +226,16 @@ impl Replacer for Fab {
         crate::blocks::prefetch(&self.fr, frame as usize);
     }
 
+    /// Brings the block record and the frame-table entry of `page` into cache: a miss (most
+    /// requests under FAB) writes both, a hit the record.
+    #[inline(always)]
+    fn prefetch(&self, page: u64) {
+        if let Some(s) = self.blocks.dense_slot(self.size.block(page)) {
+            crate::blocks::prefetch(&self.blk, s as usize);
+            crate::blocks::prefetch(&self.offs, self.entry(s, page));
+        }
+    }
+
     #[inline]
     fn on_hit(&mut self, frame: FrameId, access: &Access) {
         let fr = &mut self.fr[frame as usize];
@@ -439,6 +449,33 @@ mod tests {
         h.unpin(h.frame_of(1).unwrap());
         h.write(24);
         assert_eq!(h.evicted_pages(), vec![0, 2, 8, 1]);
+    }
+
+    /// A frame is tracked from its insertion to its eviction or removal: removing a frame it
+    /// no longer tracks changes nothing, also after the frame is reused.
+    #[test]
+    fn remove_ignores_a_frame_it_no_longer_tracks() {
+        use crate::AccessKind::{Read, Write};
+        let mut p = Fab::new(3, &cfg(4));
+        p.on_insert(0, &Access::new(0, Read, 0));
+        p.on_insert(1, &Access::new(1, Write, 1));
+        p.on_insert(2, &Access::new(8, Read, 2));
+        let mut ev = Evictions::default();
+        p.victims(&Access::new(12, Read, 3), &crate::NoPins, &mut ev).unwrap();
+        assert_eq!(ev.victims, vec![0, 1]);
+        p.remove(0);
+        p.remove(1);
+        assert_eq!(p.len(), 1);
+        p.check_invariants().unwrap();
+        // Frame 1 is reused by page 12 (block 3); frame 0 stays free.
+        p.on_insert(1, &Access::new(12, Read, 4));
+        p.remove(0);
+        assert_eq!((p.len(), p.is_dirty(1)), (2, Some(false)));
+        p.on_hit(1, &Access::new(12, Write, 5));
+        assert_eq!(p.is_dirty(1), Some(true));
+        p.remove(1);
+        assert_eq!((p.len(), p.block_pages(3), p.block_pages(2)), (1, 0, 1));
+        p.check_invariants().unwrap();
     }
 
     #[test]

@@ -321,6 +321,16 @@ impl Replacer for RefAdaptive {
         self.core.prefetch(page)
     }
 
+    #[inline(always)]
+    fn prefetch_frame(&self, frame: FrameId) {
+        self.core.prefetch_frame(frame)
+    }
+
+    #[inline(always)]
+    fn likely_victim(&self) -> Option<FrameId> {
+        self.core.likely_victim()
+    }
+
     #[inline]
     fn victims<P: Pins + ?Sized>(
         &mut self,

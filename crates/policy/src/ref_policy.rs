@@ -87,7 +87,8 @@
 //!
 //! The count lists keep the tie order without sorting. A block outside VB with `c ≥ 1` pages in
 //! the window is in `inner[c]` when every buffered page of it is inside the window, ordered by
-//! latest access, or else in `outer[c]`, unordered. Every `outer` block is more recently accessed
+//! latest access, or else in `outer[c]`, unordered (a bag of one-cache-line chunks, so that a
+//! pass over it loads its members' records independently of each other). Every `outer` block is more recently accessed
 //! than every `inner` block: it has a page outside the window, more recent than any page inside
 //! (and a page evicted from the window was older than every page then outside it). A block
 //! joins `inner` only when the last of its pages outside the window enters the window — that
@@ -98,20 +99,26 @@
 //! blocks are in no list; VB is selected anew only when none of them has a page left in the
 //! window. A selection goes down from the highest count, taking `inner` blocks from the oldest
 //! end, then `outer` blocks: all of them when they fit, else the oldest, found in one pass over
-//! that one list with a heap of |VB| entries.
+//! that one bag keeping the |VB| oldest in a sorted array.
 //!
 //! One record per frame (32 bytes) holds its LRU and FIFO links, its stamp, block slot, page
 //! offset and bits; one per block (32 bytes) its latest access, FIFO ends, list links, count and
-//! bits. Hits, insertions and evictions are O(1) apart from one table lookup per insertion and
-//! O(|VB|) per eviction; a VB selection is O(ppb + |VB|) plus one pass over the `outer` list it
+//! bits (its place in an `outer` bag in place of list links). Hits, insertions and evictions are
+//! O(1) apart from one table lookup per insertion and O(|VB|) per eviction; a VB selection is O(ppb + |VB|) plus one pass over the `outer` list it
 //! takes only part of (at most the blocks with that many pages in the window), a padding
 //! O(ppb). Nothing rescans the buffer.
+//!
+//! Prefetching (hints only, never read by a decision): the frame record of a coming hit
+//! ([`Replacer::prefetch_frame`]), the block record of a coming request ([`Replacer::prefetch`]),
+//! the next victim's neighbours after each eviction (also offered as
+//! [`Replacer::likely_victim`]), and the chain each of the next pages to enter the window will
+//! touch, staged over the next three entries.
 
 use crate::blocks::{
     BlockSize, BlockTable, Ends, Linked, PPB_DOC, link_back, link_before, link_front, parse_ppb, prefetch, unlink, walk,
 };
 use crate::params::{ParamDoc, PolicyParams, fmt_float, parse_fraction, parse_int};
-use crate::replacer::{Access, BlockPad, EvictError, Evictions, FrameId, NIL, Pins, Replacer};
+use crate::replacer::{Access, BlockPad, EvictError, Evictions, FrameId, NIL, NoPins, Pins, Replacer};
 
 /// Parameters of [`Ref`].
 #[derive(Clone, Debug, PartialEq)]
@@ -216,7 +223,8 @@ struct Block {
     /// The block's latest access: the stamp of the latest hit or insertion of one of its pages.
     stamp: u64,
     win: Ends,
-    /// Links in `inner[c]` or `outer[c]` (`c` = in-window count), when in one.
+    /// Links in `inner[c]`, or the place in `outer[c]` (chunk, index) (`c` = in-window count),
+    /// when in one.
     bucket: [u32; 2],
     /// Buffered pages of the block, inside the window or not (at most `ppb` ≤ 4096).
     count: u16,
@@ -239,6 +247,38 @@ impl Linked<0> for Block {
 // One cache line holds a frame record, or a block record, whole.
 const _: () = assert!(size_of::<Frame>() == 32 && size_of::<Block>() == 32);
 const _: () = assert!(crate::blocks::MAX_PPB <= u16::MAX as u64);
+
+/// Block slots per chunk of an `outer` bag: a chunk is one cache line.
+const CHUNK: usize = 15;
+
+/// Part of an `outer` bag.
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(64))]
+struct Chunk {
+    slots: [u32; CHUNK],
+    /// The bag's next chunk (all full), or the next free chunk; NIL at the end.
+    next: u32,
+}
+
+/// An `outer` list: an unordered set of block slots kept in chunks, the partly filled chunk
+/// first, each member's place (chunk, index) in its block record. Adding and removing a member
+/// are O(1) (the last member fills the hole); a pass over the set reads its chunks one after
+/// the other and the members' records independently of each other. (A linked list made the
+/// pass a chain of dependent loads, one per member: the VB selection of the adaptive REF,
+/// whose `outer` lists hold hundreds of blocks, spent a seventh of its time there.)
+#[derive(Clone, Copy, Debug)]
+struct Bag {
+    /// The partly filled (or last filled) chunk, or NIL when empty.
+    head: u32,
+    len: u32,
+}
+
+impl Bag {
+    const EMPTY: Bag = Bag { head: NIL, len: 0 };
+}
+
+// A chunk is one cache line.
+const _: () = assert!(size_of::<Chunk>() == 64);
 
 const FREE_FRAME: Frame = Frame { links: [[NIL; 2]; 2], stamp: 0, slot: NIL, off: 0, dirty: false, in_win: false };
 const NEW_BLOCK: Block = Block { stamp: 0, win: Ends::EMPTY, bucket: [NIL; 2], count: 0, in_vb: false, inner: false };
@@ -267,7 +307,11 @@ pub(crate) struct RefCore {
     inner: Vec<Ends>,
     /// `outer[c]`: the blocks outside VB with `c` pages in the window and some outside it, in no
     /// particular order (every one of them is newer than every block of `inner`).
-    outer: Vec<Ends>,
+    outer: Vec<Bag>,
+    /// The chunks of the `outer` bags, and the free ones (linked through `next` from
+    /// `free_chunk`).
+    chunks: Vec<Chunk>,
+    free_chunk: u32,
     /// No list above this count is non-empty (lowered lazily).
     max_count: u32,
     vb: Vec<u32>,
@@ -289,6 +333,10 @@ pub(crate) struct RefCore {
     /// A separate small array (2 bytes a block), touched only by writes and by evictions of
     /// dirty pages.
     dirty_pages: Vec<u16>,
+    /// The page the next eviction will most likely take (the oldest tail of the victim blocks'
+    /// FIFOs after the last eviction), or NIL: a hint for [`Replacer::likely_victim`], never
+    /// trusted by a decision.
+    hint: u32,
 }
 
 /// Running counts of what REF's evictions wrote, kept by [`RefCore`].
@@ -339,7 +387,15 @@ impl RefCore {
             blocks: BlockTable::new(slots),
             blk: vec![NEW_BLOCK; slots],
             inner: vec![Ends::EMPTY; ppb as usize + 1],
-            outer: vec![Ends::EMPTY; ppb as usize + 1],
+            outer: vec![Bag::EMPTY; ppb as usize + 1],
+            // At most one partly filled chunk per bag.
+            chunks: (0..slots / CHUNK + ppb as usize + 2)
+                .map(|i| Chunk {
+                    slots: [NIL; CHUNK],
+                    next: if i + 1 < slots / CHUNK + ppb as usize + 2 { i as u32 + 1 } else { NIL },
+                })
+                .collect(),
+            free_chunk: 0,
             max_count: 0,
             vb: Vec::with_capacity(vb_cap),
             oldest: Vec::with_capacity(vb_cap + 1),
@@ -348,6 +404,7 @@ impl RefCore {
             selections: 0,
             episode_of: vec![0; slots],
             dirty_pages: vec![0; slots],
+            hint: NIL,
         }
     }
 
@@ -444,7 +501,61 @@ impl RefCore {
         if b.inner {
             unlink::<0, _>(&mut self.blk, &mut self.inner[c], s);
         } else {
-            unlink::<0, _>(&mut self.blk, &mut self.outer[c], s);
+            self.bag_remove(c, s);
+        }
+    }
+
+    /// Adds block `s` (in no list) to `outer[c]`.
+    #[inline(always)]
+    fn bag_push(&mut self, c: usize, s: u32) {
+        let bag = &mut self.outer[c];
+        let i = bag.len as usize % CHUNK;
+        if i == 0 {
+            let n = self.free_chunk;
+            self.free_chunk = self.chunks[n as usize].next;
+            self.chunks[n as usize].next = bag.head;
+            bag.head = n;
+        }
+        self.chunks[bag.head as usize].slots[i] = s;
+        self.blk[s as usize].bucket = [bag.head, i as u32];
+        bag.len += 1;
+    }
+
+    /// Removes block `s` from `outer[c]`: the bag's last member takes its place.
+    #[inline(always)]
+    fn bag_remove(&mut self, c: usize, s: u32) {
+        let [ch, i] = self.blk[s as usize].bucket;
+        let bag = &mut self.outer[c];
+        bag.len -= 1;
+        let last = bag.len as usize % CHUNK;
+        let h = bag.head;
+        let t = self.chunks[h as usize].slots[last];
+        self.chunks[ch as usize].slots[i as usize] = t;
+        self.blk[t as usize].bucket = [ch, i];
+        if last == 0 {
+            bag.head = self.chunks[h as usize].next;
+            self.chunks[h as usize].next = self.free_chunk;
+            self.free_chunk = h;
+        }
+        self.blk[s as usize].bucket = [NIL; 2];
+    }
+
+    /// Calls `visit` with every member of `outer[c]`, in no particular order.
+    #[inline(always)]
+    fn bag_each(&self, c: usize, mut visit: impl FnMut(u32)) {
+        let bag = self.outer[c];
+        if bag.len == 0 {
+            return;
+        }
+        let (mut ch, mut n) = (bag.head, (bag.len as usize - 1) % CHUNK + 1);
+        while ch != NIL {
+            let chunk = &self.chunks[ch as usize];
+            prefetch(&self.chunks, chunk.next as usize);
+            for &s in &chunk.slots[..n] {
+                visit(s);
+            }
+            ch = chunk.next;
+            n = CHUNK;
         }
     }
 
@@ -462,7 +573,7 @@ impl RefCore {
         let inner = u32::from(b.count) == c;
         self.blk[s as usize].inner = inner;
         if !inner {
-            link_front::<0, _>(&mut self.blk, &mut self.outer[c as usize], s);
+            self.bag_push(c as usize, s);
             return;
         }
         // A block joining `inner` is nearly always the newest of it (see the header): it goes
@@ -524,12 +635,77 @@ impl RefCore {
         if e != NIL {
             self.boundary = e;
             self.enter(e);
-            // The next page to enter the window is the new boundary's MRU neighbour: bring its
-            // record into cache now (it is touched at the next hit or eviction in the window).
-            prefetch(&self.fr, self.fr[e as usize].links[LRU][0] as usize);
+            self.prefetch_entering(e);
         } else if f == b {
             self.boundary = self.fr[f as usize].links[LRU][1];
         }
+    }
+
+    /// Prefetches what the next pages to enter the window will touch, `e` having just entered.
+    /// The pages enter in LRU order, one per eviction or hit inside the window, and each entry
+    /// touches the page's record, its block's record, and through that record its block's
+    /// FIFO head and its place in its count list: a chain of three dependent loads. Staged over
+    /// the next three entries (`n1`, `n2`, `n3` towards the MRU end), each entry finds its chain
+    /// in cache: the record of `n3`, the block record of `n2` (its page record was prefetched
+    /// one entry earlier) and the FIFO head and list place of the block of `n1` (its block
+    /// record one entry earlier). A hint only: the pages may move before they enter.
+    #[inline(always)]
+    fn prefetch_entering(&self, e: FrameId) {
+        let n1 = self.fr[e as usize].links[LRU][0];
+        if n1 == NIL {
+            return;
+        }
+        let r1 = &self.fr[n1 as usize];
+        let n2 = r1.links[LRU][0];
+        if let Some(b1) = self.blk.get(r1.slot as usize) {
+            prefetch(&self.fr, b1.win.head as usize);
+            if b1.inner {
+                prefetch(&self.blk, b1.bucket[0] as usize);
+                prefetch(&self.blk, b1.bucket[1] as usize);
+            } else {
+                prefetch(&self.chunks, b1.bucket[0] as usize);
+            }
+        }
+        if n2 == NIL {
+            return;
+        }
+        let r2 = &self.fr[n2 as usize];
+        prefetch(&self.blk, r2.slot as usize);
+        prefetch(&self.fr, r2.links[LRU][0] as usize);
+    }
+
+    /// Records the page the next eviction will most likely take, and prefetches what evicting it
+    /// touches: its neighbours in the LRU list and in its block's FIFO (the victim blocks' own
+    /// records stay in cache between evictions). A hint only: a hit may take the page out of
+    /// the window first.
+    #[inline(always)]
+    fn predict_victim(&mut self) {
+        let h = self.best_victim(&NoPins).0.unwrap_or(NIL);
+        self.set_hint(h);
+    }
+
+    /// Records `h` as the likely next victim and prefetches what evicting it touches.
+    #[inline(always)]
+    fn set_hint(&mut self, h: FrameId) {
+        self.hint = h;
+        if h != NIL {
+            let r = &self.fr[h as usize];
+            prefetch(&self.fr, r.links[LRU][0] as usize);
+            prefetch(&self.fr, r.links[LRU][1] as usize);
+            prefetch(&self.fr, r.links[WIN][0] as usize);
+        }
+    }
+
+    /// The page the next eviction will most likely take (see [`Self::predict_victim`]).
+    #[inline(always)]
+    pub(crate) fn likely_victim(&self) -> Option<FrameId> {
+        (self.hint != NIL).then_some(self.hint)
+    }
+
+    /// Brings the record of `frame` into cache (a hit on it is probably coming).
+    #[inline(always)]
+    pub(crate) fn prefetch_frame(&self, frame: FrameId) {
+        prefetch(&self.fr, frame as usize);
     }
 
     /// Brings the record of the block of `page` into cache (a request for it is coming).
@@ -656,22 +832,35 @@ impl RefCore {
     /// included) holds any buffered page.
     #[inline]
     pub(crate) fn best_victim<P: Pins + ?Sized>(&self, pins: &P) -> (Option<FrameId>, bool) {
-        let (mut best, mut best_stamp, mut any) = (None, u64::MAX, false);
+        let (best, any, _) = self.scan_vb(pins);
+        ((best != NIL).then_some(best), any)
+    }
+
+    /// [`Self::best_victim`] as (frame or NIL, any), with the runner-up: the LRU-most unpinned
+    /// page of the list among the other victim blocks (NIL if none), the next victim when the
+    /// best one's block has no other (a hint).
+    #[inline(always)]
+    fn scan_vb<P: Pins + ?Sized>(&self, pins: &P) -> (FrameId, bool, FrameId) {
+        let (mut best, mut best_stamp, mut any) = (NIL, u64::MAX, false);
+        let (mut second, mut second_stamp) = (NIL, u64::MAX);
         for &s in &self.vb {
             let mut f = self.blk[s as usize].win.tail;
             while f != NIL {
                 any = true;
                 if !pins.is_pinned(f) {
-                    if self.fr[f as usize].stamp < best_stamp {
-                        best_stamp = self.fr[f as usize].stamp;
-                        best = Some(f);
+                    let stamp = self.fr[f as usize].stamp;
+                    if stamp < best_stamp {
+                        (second, second_stamp) = (best, best_stamp);
+                        (best, best_stamp) = (f, stamp);
+                    } else if stamp < second_stamp {
+                        (second, second_stamp) = (f, stamp);
                     }
                     break;
                 }
                 f = self.fr[f as usize].links[WIN][0];
             }
         }
-        (best, any)
+        (best, any, second)
     }
 
     pub(crate) fn vb_has_block(&self, block: u64) -> bool {
@@ -728,36 +917,30 @@ impl RefCore {
             }
             // ... then those with pages outside it (all newer): all of them if they fit, else
             // the oldest, found by one pass over the list.
-            let outer = self.outer[c as usize];
+            let outer_len = self.outer[c as usize].len;
             let room = self.vb_max - self.vb.len();
             let inc_here = u32::from(inc_slot != NIL && !self.blk[inc_slot as usize].inner && inc_count == c + 1);
-            if room > 0 && (outer.len - inc_here) as usize <= room {
-                let mut s = outer.head;
-                while s != NIL {
-                    let next = self.blk[s as usize].bucket[1];
-                    if s != inc_slot {
-                        self.take(s);
-                    }
-                    s = next;
-                }
-            } else if room > 0 {
-                // The `room` oldest, kept sorted (newest last) as the list goes by.
-                self.oldest.clear();
-                let mut s = outer.head;
-                while s != NIL {
+            if room > 0 {
+                // All of them when they fit (at most |VB| + 1 members, the incoming block's
+                // among them), else the `room` oldest, kept sorted (newest last) as the bag
+                // goes by. (Stamps are distinct: the result does not depend on the bag's order.)
+                let keep = if (outer_len - inc_here) as usize <= room { outer_len as usize } else { room };
+                let mut oldest = std::mem::take(&mut self.oldest);
+                oldest.clear();
+                self.bag_each(c as usize, |s| {
                     let stamp = self.blk[s as usize].stamp;
-                    if s != inc_slot && (self.oldest.len() < room || stamp < self.oldest[room - 1].0) {
-                        if self.oldest.len() == room {
-                            self.oldest.pop();
+                    if s != inc_slot && (oldest.len() < keep || stamp < oldest[keep - 1].0) {
+                        if oldest.len() == keep {
+                            oldest.pop();
                         }
-                        let at = self.oldest.partition_point(|&(t, _)| t < stamp);
-                        self.oldest.insert(at, (stamp, s));
+                        let at = oldest.partition_point(|&(t, _)| t < stamp);
+                        oldest.insert(at, (stamp, s));
                     }
-                    s = self.blk[s as usize].bucket[1];
+                });
+                for &(_, s) in &oldest {
+                    self.take(s);
                 }
-                for i in 0..self.oldest.len() {
-                    self.take(self.oldest[i].1);
-                }
+                self.oldest = oldest;
             }
             if inc_count == c && self.vb.len() < self.vb_max {
                 let s = if inc_slot == NIL { self.slot(incoming.expect("counted")) } else { inc_slot };
@@ -773,6 +956,11 @@ impl RefCore {
         pins: &P,
         out: &mut Evictions,
     ) -> Result<(), EvictError> {
+        self.choose(incoming, pins, out)
+    }
+
+    #[inline(always)]
+    fn choose<P: Pins + ?Sized>(&mut self, incoming: &Access, pins: &P, out: &mut Evictions) -> Result<(), EvictError> {
         if self.len() == 0 {
             return Err(EvictError::Empty);
         }
@@ -780,9 +968,17 @@ impl RefCore {
         // The incoming page takes the MRU position: inside the window only if it is everything.
         let inc_in_window = self.w >= self.cap;
         for attempt in 0..2 {
-            let (best, any) = self.best_victim(pins);
-            if let Some(f) = best {
-                self.evict(f, pins, out);
+            let (best, any, second) = self.scan_vb(pins);
+            if best != NIL {
+                let s = self.fr[best as usize].slot;
+                self.evict(best, pins, out);
+                // The next victim: the new tail of that block's FIFO or the runner-up, the
+                // older of the two (both records are in cache: the tail's was just relinked).
+                let t = self.blk[s as usize].win.tail;
+                let older = |a: FrameId, b: FrameId| {
+                    if b == NIL || (a != NIL && self.fr[a as usize].stamp < self.fr[b as usize].stamp) { a } else { b }
+                };
+                self.set_hint(older(t, second));
                 return Ok(());
             }
             if inc_in_window && self.vb_has_block(inc_block) {
@@ -804,6 +1000,7 @@ impl RefCore {
         self.count_single(f, true);
         self.drop_frame(f);
         out.victims.push(f);
+        self.predict_victim();
         Ok(())
     }
 
@@ -908,20 +1105,52 @@ impl RefCore {
         }
         // Per slot: the count list holding it, as (in-window count, inner?).
         let mut listed = vec![None; self.blk.len()];
-        for (inner, lists) in [(true, &self.inner), (false, &self.outer)] {
-            for (c, ends) in lists.iter().enumerate() {
-                let mut last_stamp = u64::MAX;
-                for s in walk::<0, _>(&self.blk, ends)? {
-                    if listed[s as usize].replace((c as u32, inner)).is_some() {
+        for (c, ends) in self.inner.iter().enumerate() {
+            let mut last_stamp = u64::MAX;
+            for s in walk::<0, _>(&self.blk, ends)? {
+                if listed[s as usize].replace((c as u32, true)).is_some() {
+                    return Err(format!("ref: slot {s} is in two count lists"));
+                }
+                let stamp = self.blk[s as usize].stamp;
+                if stamp >= last_stamp {
+                    return Err(format!("ref: inner list {c} not in order of latest access"));
+                }
+                last_stamp = stamp;
+            }
+        }
+        let mut chunk_used = vec![false; self.chunks.len()];
+        for (c, bag) in self.outer.iter().enumerate() {
+            // Chunks: the first holds 1..=CHUNK members, every other one CHUNK; no chunk twice.
+            let (mut ch, mut n, mut members) = (bag.head, (bag.len as usize + CHUNK - 1) % CHUNK + 1, 0usize);
+            while ch != NIL {
+                if ch as usize >= self.chunks.len() || std::mem::replace(&mut chunk_used[ch as usize], true) {
+                    return Err(format!("ref: outer bag {c}: chunk {ch} out of range or used twice"));
+                }
+                for (i, &s) in self.chunks[ch as usize].slots[..n].iter().enumerate() {
+                    if s as usize >= self.blk.len() || self.blk[s as usize].bucket != [ch, i as u32] {
+                        return Err(format!("ref: outer bag {c}: slot {s} does not record its place"));
+                    }
+                    if listed[s as usize].replace((c as u32, false)).is_some() {
                         return Err(format!("ref: slot {s} is in two count lists"));
                     }
-                    let stamp = self.blk[s as usize].stamp;
-                    if inner && stamp >= last_stamp {
-                        return Err(format!("ref: inner list {c} not in order of latest access"));
-                    }
-                    last_stamp = stamp;
                 }
+                members += n;
+                ch = self.chunks[ch as usize].next;
+                n = CHUNK;
             }
+            if members != bag.len as usize {
+                return Err(format!("ref: outer bag {c} holds {members} blocks, counts {}", bag.len));
+            }
+        }
+        let mut ch = self.free_chunk;
+        while ch != NIL {
+            if ch as usize >= self.chunks.len() || std::mem::replace(&mut chunk_used[ch as usize], true) {
+                return Err(format!("ref: free chunk {ch} out of range or in use"));
+            }
+            ch = self.chunks[ch as usize].next;
+        }
+        if let Some(ch) = chunk_used.iter().position(|&u| !u) {
+            return Err(format!("ref: chunk {ch} is neither free nor in a bag"));
         }
         for (block, s) in self.blocks.live() {
             let b = self.blk[s as usize];
@@ -1022,6 +1251,16 @@ macro_rules! delegate_replacer {
             #[inline(always)]
             fn prefetch(&self, page: u64) {
                 self.core.prefetch(page)
+            }
+
+            #[inline(always)]
+            fn prefetch_frame(&self, frame: FrameId) {
+                self.core.prefetch_frame(frame)
+            }
+
+            #[inline(always)]
+            fn likely_victim(&self) -> Option<FrameId> {
+                self.core.likely_victim()
             }
 
             #[inline]
@@ -1189,6 +1428,92 @@ mod tests {
         }
         assert!(h.bypassed.is_empty());
         assert_eq!(h.evicted_pages(), vec![0, 4, 5, 8]);
+    }
+
+    proptest::proptest! {
+        /// The `outer` bags behave like sets: members added and removed in any order, across
+        /// several chunks per bag and several bags sharing the chunk pool; every member records
+        /// its place, and a pass visits exactly the members.
+        #[test]
+        fn outer_bags_behave_like_sets(ops in proptest::collection::vec((0usize..3, 0u32..80), 1..600)) {
+            use std::collections::BTreeSet;
+            let mut core = RefCore::new(80, 0.5, 1, 2, None);
+            let mut model = [BTreeSet::new(), BTreeSet::new(), BTreeSet::new()];
+            for (c, s) in ops {
+                match model.iter().position(|m| m.contains(&s)) {
+                    Some(d) => {
+                        core.bag_remove(d, s);
+                        model[d].remove(&s);
+                    }
+                    None => {
+                        core.bag_push(c, s);
+                        model[c].insert(s);
+                    }
+                }
+                for (c, m) in model.iter().enumerate() {
+                    let mut seen = BTreeSet::new();
+                    core.bag_each(c, |s| {
+                        seen.insert(s);
+                    });
+                    proptest::prop_assert_eq!(&seen, m);
+                    proptest::prop_assert_eq!(core.outer[c].len as usize, m.len());
+                    for &s in m {
+                        let [ch, i] = core.blk[s as usize].bucket;
+                        proptest::prop_assert_eq!(core.chunks[ch as usize].slots[i as usize], s);
+                    }
+                }
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// A VB selection takes the blocks with the most pages in the window, ties to the least
+        /// recently accessed (the current victim blocks among the candidates, as when one is
+        /// made before they have emptied): checked against a sort of every block, in states where
+        /// many blocks share a count (accesses fall on 40 blocks of 8 pages, a buffer of 150
+        /// frames, half of it the window), so that the bags span several chunks.
+        #[test]
+        fn select_vb_takes_the_fullest_then_oldest_blocks(
+            vb in 1u32..5,
+            ops in proptest::collection::vec((0u64..40, 0u64..8, proptest::bool::ANY), 1..1200),
+        ) {
+            use std::collections::HashMap;
+            let cap = 150;
+            let mut core = RefCore::new(cap, 0.5, vb, 8, None);
+            let (mut table, mut free): (HashMap<u64, FrameId>, Vec<FrameId>) = (HashMap::new(), (0..cap as u32).collect());
+            let mut ev = Evictions::default();
+            for (t, (block, off, write)) in ops.into_iter().enumerate() {
+                let page = block * 8 + off;
+                let kind = if write { crate::AccessKind::Write } else { crate::AccessKind::Read };
+                let access = Access::new(page, kind, t as u64);
+                if let Some(&f) = table.get(&page) {
+                    core.on_hit(f, &access);
+                } else {
+                    if free.is_empty() {
+                        ev.clear();
+                        core.victims(&access, &NoPins, &mut ev).unwrap();
+                        table.retain(|_, f| !ev.victims.contains(f));
+                        free.extend_from_slice(&ev.victims);
+                    }
+                    let f = free.pop().unwrap();
+                    table.insert(page, f);
+                    core.on_insert(f, &access);
+                }
+                let mut want: Vec<(u32, u64, u64)> = core
+                    .blocks
+                    .live()
+                    .map(|(key, s)| (s, key))
+                    .filter(|&(s, _)| core.blk[s as usize].win.len > 0)
+                    .map(|(s, key)| (core.blk[s as usize].win.len, core.blk[s as usize].stamp, key))
+                    .collect();
+                want.sort_by_key(|&(c, stamp, _)| (std::cmp::Reverse(c), stamp));
+                let mut want: Vec<u64> = want.iter().take(vb as usize).map(|&(_, _, key)| key).collect();
+                want.sort_unstable();
+                let mut trial = core.clone();
+                trial.select_vb(None);
+                proptest::prop_assert_eq!(trial.victim_blocks(), want);
+            }
+        }
     }
 
     #[test]

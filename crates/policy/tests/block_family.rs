@@ -596,6 +596,19 @@ proptest! {
         differential::<Ref, _>(cap, RefConfig { vw, vb, ppb }, ref_model(cap, vw, vb, ppb, None), &trace)?;
     }
 
+    /// Larger buffers over many small blocks: the count lists hold many blocks each, so the
+    /// `outer` bags fill several chunks and VB selections take part of a long one.
+    #[test]
+    fn ref_matches_model_over_many_blocks(
+        cap in 40usize..160,
+        ppb in 2u32..5,
+        vb in 1u32..4,
+        vw in prop_oneof![Just(0.25), Just(0.5), Just(0.75)],
+        trace in trace_strategy(500, 1500),
+    ) {
+        differential::<Ref, _>(cap, RefConfig { vw, vb, ppb }, ref_model(cap, vw, vb, ppb, None), &trace)?;
+    }
+
     #[test]
     fn bp_ref_matches_model(
         cap in 1usize..24,

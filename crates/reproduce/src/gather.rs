@@ -78,6 +78,34 @@ fn mean_row(reps: &[&ExperimentRow]) -> ExperimentRow {
     m
 }
 
+/// The §5 model's predictions for a logical space of `logical` pages and pools of `percents` of
+/// it, on a device of cost `curve` doing `random_per_s` random writes a second: a table row per
+/// pool (pool, writes/s, speedup over random writes, mean distance), and the speedup at the pool
+/// of `at_percent`.
+fn model_rows(
+    logical: u64,
+    percents: &[f64],
+    curve: &CostCurve,
+    random_per_s: f64,
+    at_percent: f64,
+) -> Result<(Vec<Vec<String>>, f64)> {
+    let mut rows = Vec::new();
+    let mut at = 0.0;
+    for &pc in percents {
+        let p = model::predict(logical, (logical as f64 * pc / 100.0) as u64, curve)?;
+        if pc == at_percent {
+            at = p.writes_per_s / random_per_s;
+        }
+        rows.push(vec![
+            format!("{pc}%"),
+            format!("{:.0}", p.writes_per_s),
+            format!("{:.1}", p.writes_per_s / random_per_s),
+            format!("{:.2}", p.mean_distance),
+        ]);
+    }
+    Ok((rows, at))
+}
+
 /// Runs the experiments.
 pub fn reproduce(ctx: &Ctx) -> Result<Report> {
     let cfg = config(ctx.quick);
@@ -332,21 +360,7 @@ pub fn reproduce(ctx: &Ctx) -> Result<Report> {
 
     // The paper's model with the paper's USB key figures.
     let usb = CostCurve::parametric(32, 1e9 / 30.0)?;
-    let mut t7 = Vec::new();
-    let mut at50 = 0.0;
-    for pc in [5.0, 10.0, 25.0, 50.0, 100.0, 200.0, 300.0] {
-        let pool = (100_000.0 * pc / 100.0) as u64;
-        let p = model::predict(100_000, pool, &usb)?;
-        if pc == 50.0 {
-            at50 = p.writes_per_s / 30.0;
-        }
-        t7.push(vec![
-            format!("{pc:.0}%"),
-            format!("{:.0}", p.writes_per_s),
-            format!("{:.1}", p.writes_per_s / 30.0),
-            format!("{:.2}", p.mean_distance),
-        ]);
-    }
+    let (t7, at50) = model_rows(100_000, &[5.0, 10.0, 25.0, 50.0, 100.0, 200.0, 300.0], &usb, 30.0, 50.0)?;
     report.sections.push(Section {
         title: "The §5 model with the paper's USB key parameters".into(),
         setup: "|L| = 100,000, cost(d) = cost(random)·min(d, 32)/32 with 30 random writes/s (the paper's figures for its USB key: \
@@ -392,21 +406,7 @@ pub fn reproduce(ctx: &Ctx) -> Result<Report> {
         })
         .collect();
     let ssd = CostCurve::parametric(256, 1e9 / 134.0)?;
-    let mut t_ssd = Vec::new();
-    let mut at25 = 0.0;
-    for pc in [5.0, 10.0, 14.5, 25.0, 50.0, 100.0, 300.0] {
-        let pool = (200_000.0 * pc / 100.0) as u64;
-        let p = model::predict(200_000, pool, &ssd)?;
-        if pc == 25.0 {
-            at25 = p.writes_per_s / 134.0;
-        }
-        t_ssd.push(vec![
-            format!("{pc}%"),
-            format!("{:.0}", p.writes_per_s),
-            format!("{:.1}", p.writes_per_s / 134.0),
-            format!("{:.2}", p.mean_distance),
-        ]);
-    }
+    let (t_ssd, at25) = model_rows(200_000, &[5.0, 10.0, 14.5, 25.0, 50.0, 100.0, 300.0], &ssd, 134.0, 25.0)?;
     let no_interleaving = "flashbuf's simulated devices are one chip without internal parallelism, so a skip costs more \
                            than a sequential write at every distance (table: cost(d) / cost(1) ≥ 1); the paper explains its \
                            peak by \"interleaving ... to access multiple internal flash chips in parallel\" and calls it a \

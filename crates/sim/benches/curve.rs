@@ -8,7 +8,8 @@
 //! * `lru run`: one LRU run at one size (100,000 frames, the ideal device), as `flashbuf bench`;
 //! * `exact curve`: the exact LRU curve of hits, reads and writes at every size (the pass and the
 //!   cumulative curves);
-//! * `shards 1%`: the fixed-rate SHARDS curve at 1% (sampling 64-page blocks);
+//! * `shards 1%`: the fixed-rate SHARDS curve at 1% (sampling 64-page blocks), the reader
+//!   dropping the unsampled requests as it decodes (as `flashbuf curve` does);
 //! * `shards 1% by page`: the same sampling single pages;
 //! * `decoding alone`: reading the trace and nothing else, the floor of every pass;
 //!
@@ -58,6 +59,16 @@ fn timed<T>(f: impl FnOnce() -> T) -> (f64, f64, T) {
 fn curve(spec: &TraceSpec, mut builder: LruCurveBuilder) -> (f64, u64) {
     let mut src = spec.open(&ReadOptions::default()).unwrap().source;
     let mut batch = Vec::with_capacity(1 << 16);
+    // As `flashbuf curve` does: a sampled pass lets the reader drop what it does not keep.
+    if let Some(sampler) = builder.sampler().cloned() {
+        loop {
+            let scanned = src.next_sampled(&mut batch, 1 << 16, &sampler).unwrap();
+            if scanned.requests == 0 {
+                break;
+            }
+            builder.feed_sampled(&batch, scanned);
+        }
+    }
     while src.next_batch(&mut batch, 1 << 16).unwrap() > 0 {
         builder.feed(&batch);
     }

@@ -198,18 +198,22 @@ impl<R: Replacer, D: Device> Buffer<R, D> {
     /// Hints that `page` will be requested very soon, after [`prefetch`](Self::prefetch) was
     /// given it some requests earlier: the page table's slot is in cache by now and names the
     /// frame, whose records (the page table's reverse map, the policy's per-frame record) are
-    /// brought into cache in turn. The device's record of the page the policy will most likely
-    /// evict next ([`Replacer::likely_victim`]) is brought in too, for its write-back.
+    /// brought into cache in turn. For the frame the policy will most likely evict next
+    /// ([`Replacer::likely_victim`]), the device's record of its page is brought in too, for its
+    /// write-back, when the device keeps one ([`Device::prefetches`]); otherwise only the
+    /// frame's reverse-map entry, which the eviction reads.
     #[inline(always)]
     pub fn prefetch_frame(&self, page: u64) {
         let f = self.table.prefetch_frame_of(page);
         if f != flashbuf_policy::NIL {
             self.policy.prefetch_frame(f);
         }
-        if let Some(v) = self.policy.likely_victim()
-            && let Some(victim_page) = self.table.page_of(v)
-        {
-            self.device.prefetch(victim_page);
+        if let Some(v) = self.policy.likely_victim() {
+            if !self.device.prefetches() {
+                self.table.prefetch_page_of(v);
+            } else if let Some(victim_page) = self.table.page_of(v) {
+                self.device.prefetch(victim_page);
+            }
         }
     }
 
@@ -277,13 +281,41 @@ impl<R: Replacer, D: Device> Buffer<R, D> {
         let dev_err = |source| SimError::Device { request: time, source };
         if let Some(pad) = self.ev.pad {
             let end = (pad.first_page + pad.pages as u64).min(self.device.logical_pages());
-            for page in pad.first_page..end {
-                if self.table.get(page).is_none() {
-                    self.device.read(page).map_err(dev_err)?;
-                    self.counters.padding_reads += 1;
+            if pad.pages <= 64 {
+                // The victims are the block's buffered pages (the `Evictions::pad` contract): a
+                // mask of their offsets says which pages need a padding read, instead of asking
+                // the page table for each page of the block (a random access per page once
+                // buffered, whose slot is stale).
+                let mut buffered = 0u64;
+                for &frame in &self.ev.victims {
+                    let offset = self.table.page_of(frame).map_or(u64::MAX, |p| p.wrapping_sub(pad.first_page));
+                    if offset < u64::from(pad.pages) {
+                        buffered |= 1 << offset;
+                    }
                 }
-                self.device.write(page).map_err(dev_err)?;
-                self.counters.padding_writes += 1;
+                for page in pad.first_page..end {
+                    let is_buffered = buffered >> (page - pad.first_page) & 1 != 0;
+                    debug_assert_eq!(
+                        is_buffered,
+                        self.table.get(page).is_some(),
+                        "page {page}: victims of a padded block"
+                    );
+                    if !is_buffered {
+                        self.device.read(page).map_err(dev_err)?;
+                        self.counters.padding_reads += 1;
+                    }
+                    self.device.write(page).map_err(dev_err)?;
+                    self.counters.padding_writes += 1;
+                }
+            } else {
+                for page in pad.first_page..end {
+                    if self.table.get(page).is_none() {
+                        self.device.read(page).map_err(dev_err)?;
+                        self.counters.padding_reads += 1;
+                    }
+                    self.device.write(page).map_err(dev_err)?;
+                    self.counters.padding_writes += 1;
+                }
             }
         }
         for i in 0..self.ev.victims.len() {

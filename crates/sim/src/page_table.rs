@@ -128,6 +128,12 @@ impl PageTable {
         }
     }
 
+    /// Hints the CPU to bring `frame`'s reverse-map entry into cache (changes nothing).
+    #[inline(always)]
+    pub fn prefetch_page_of(&self, frame: FrameId) {
+        flashbuf_flash::nand::prefetch(&self.frame_page, frame as usize);
+    }
+
     /// Records that `page` (not buffered) now lives in the empty `frame`.
     #[inline]
     pub fn insert(&mut self, page: u64, frame: FrameId) {

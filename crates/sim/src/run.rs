@@ -126,12 +126,12 @@ pub fn run<D: Device + Send + 'static>(
         let all = flashbuf_trace::collect(trace)?;
         let next = next_uses(&all);
         for (chunk, next) in all.chunks(BATCH).zip(next.chunks(BATCH)) {
-            stepper.feed(chunk, Some(next))?;
+            stepper.feed_untimed(chunk, Some(next))?;
             progress(chunk.len() as u64);
         }
     } else {
         while trace.next_batch(&mut batch, BATCH)? > 0 {
-            stepper.feed(&batch, None)?;
+            stepper.feed_untimed(&batch, None)?;
             progress(batch.len() as u64);
         }
     }

@@ -200,3 +200,30 @@ fn checking_every_request_passes_on_runs_that_end_with_dirty_pages() {
         assert!(out.counters.flush_writes > 0, "{name}");
     }
 }
+
+#[test]
+fn traces_that_end_on_or_past_a_window_boundary_give_the_rows_of_runs_alone() {
+    use flashbuf_sim::group::{GROUP_BATCH, GROUP_WINDOW};
+    let window = (GROUP_BATCH * GROUP_WINDOW) as u64;
+    // A trace of exactly one window, one more request, and a short last window of one batch and
+    // a bit: every request is fed once, in order, to every run.
+    for requests in [window, window + 1, window + GROUP_BATCH as u64 + 7] {
+        let trace =
+            TraceSpec::parse(&format!("gen:zipf,requests={requests},pages=20000,write-ratio=0.3,seed=3")).unwrap();
+        let device = DeviceConfig { kind: DeviceKind::Page, ..DeviceConfig::default() };
+        let specs: Vec<RunSpec> = ["lru", "cflru", "min"]
+            .iter()
+            .map(|name| RunSpec::new(trace.clone(), 20000, name.parse().unwrap(), 500, device.clone()))
+            .collect();
+        let refs: Vec<&RunSpec> = specs.iter().collect();
+        let mut simulated = 0;
+        let together = execute_group(&refs, &mut |n| simulated += n);
+        assert_eq!(simulated, requests * specs.len() as u64);
+        for (spec, out) in specs.iter().zip(together) {
+            let out = out.unwrap();
+            assert_eq!(out.counters.requests, requests, "{}", spec.policy);
+            let alone = comparable(execute(spec, &mut |_| {}).unwrap());
+            assert_eq!(comparable(ResultRow::of_run(spec, &out)), alone, "{} over {requests} requests", spec.policy);
+        }
+    }
+}

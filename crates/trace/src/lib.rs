@@ -40,6 +40,7 @@ pub mod generators;
 pub mod output;
 pub mod remap;
 pub mod rng;
+pub mod sample;
 mod spec;
 mod stats;
 pub mod writers;
@@ -51,6 +52,7 @@ pub use formats::{
 };
 pub use generators::{GenKind, GenSpec, Locality, PRESETS};
 pub use remap::{Remapped, Remapper, extent_pages_for};
+pub use sample::BlockSampler;
 pub use spec::{OpenedTrace, TraceSpec};
 pub use stats::{EXTENT_LEVELS, TraceStats, TraceSummary, VolumeStats, stats, summarize};
 pub use writers::{BinaryWriter, OracleWriter, TextWriter, TraceWriter, copy_trace, create_writer};
@@ -156,11 +158,47 @@ pub trait TraceSource: Send {
     /// Clears `out` and fills it with up to `max` following requests. Returns the number of
     /// requests written; `Ok(0)` means the trace is exhausted (and stays exhausted).
     fn next_batch(&mut self, out: &mut Vec<Request>, max: usize) -> Result<usize, TraceError>;
+
+    /// Reads the next up to `max` requests, as [`next_batch`](Self::next_batch) would, but puts
+    /// in `out` (cleared first) only those whose page `sampler` keeps, in order; returns what
+    /// was read, kept or not (`requests == 0`: the trace is exhausted). The default decodes the
+    /// batch and filters it; a reader that can see a record's page without building the request
+    /// (an oracleGeneral file) overrides it, so that the 99% a 1% sample drops cost only a hash.
+    fn next_sampled(
+        &mut self,
+        out: &mut Vec<Request>,
+        max: usize,
+        sampler: &BlockSampler,
+    ) -> Result<Scanned, TraceError> {
+        let requests = self.next_batch(out, max)? as u64;
+        let writes = out.iter().map(|r| r.kind as u64).sum();
+        out.retain(|r| sampler.keeps(r.page));
+        Ok(Scanned { requests, writes })
+    }
+}
+
+/// What a sampled read ([`TraceSource::next_sampled`]) went through: every request read, kept or
+/// not.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Scanned {
+    /// Requests read.
+    pub requests: u64,
+    /// Of which writes.
+    pub writes: u64,
 }
 
 impl<T: TraceSource + ?Sized> TraceSource for Box<T> {
     fn next_batch(&mut self, out: &mut Vec<Request>, max: usize) -> Result<usize, TraceError> {
         (**self).next_batch(out, max)
+    }
+
+    fn next_sampled(
+        &mut self,
+        out: &mut Vec<Request>,
+        max: usize,
+        sampler: &BlockSampler,
+    ) -> Result<Scanned, TraceError> {
+        (**self).next_sampled(out, max, sampler)
     }
 }
 

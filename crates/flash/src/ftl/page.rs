@@ -309,6 +309,12 @@ impl WearLeveller {
     }
 }
 
+/// The bits `lo..hi` of a word (`lo < hi ≤ 64`).
+#[inline(always)]
+fn word_mask(lo: usize, hi: usize) -> u64 {
+    (u64::MAX >> (64 - (hi - lo))) << lo
+}
+
 /// Where a logical page lives and which version it has.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Mapping {
@@ -455,10 +461,28 @@ impl PageFtl {
         Versions::next(&mut self.map[lpn as usize].version)
     }
 
+    /// Marks the freshly programmed `ppn` live (its bit is clear: it was cleared when the
+    /// page's previous contents stopped being current, before the block was erased).
     #[inline(always)]
-    fn set_live(&mut self, ppn: u32, live: bool) {
-        let (w, bit) = (ppn as usize / 64, ppn % 64);
-        self.live[w] = (self.live[w] & !(1 << bit)) | (u64::from(live) << bit);
+    fn mark_live(&mut self, ppn: u32) {
+        self.live[ppn as usize / 64] |= 1 << (ppn % 64);
+    }
+
+    #[inline(always)]
+    fn clear_live(&mut self, ppn: u32) {
+        self.live[ppn as usize / 64] &= !(1 << (ppn % 64));
+    }
+
+    /// Marks the `n` physical pages from `ppn` on live (`n` ≤ 64: at most two words).
+    #[inline]
+    fn set_live_run(&mut self, ppn: u32, n: u32) {
+        let (mut bit, end) = (ppn as usize, ppn as usize + n as usize);
+        while bit < end {
+            let (w, lo) = (bit / 64, bit % 64);
+            let hi = (end - w * 64).min(64);
+            self.live[w] |= word_mask(lo, hi);
+            bit = w * 64 + hi;
+        }
     }
 
     #[inline]
@@ -473,11 +497,10 @@ impl PageFtl {
             self.open_frontier()?;
         }
         let b = self.frontier;
-        let off = self.flash.nand.next_free(b);
-        self.flash.nand.program(b, off, tag)?;
+        let off = self.flash.nand.program_next(b, tag)?;
         self.valid[b as usize] += 1;
         let ppn = b * self.ppb + off;
-        self.set_live(ppn, true);
+        self.mark_live(ppn);
         let old = std::mem::replace(&mut self.map[tag.lpn as usize].ppn, ppn);
         if old != NONE {
             self.invalidate(old);
@@ -499,7 +522,7 @@ impl PageFtl {
 
     #[inline(always)]
     fn invalidate(&mut self, ppn: u32) {
-        self.set_live(ppn, false);
+        self.clear_live(ppn);
         let b = self.block_of(ppn);
         let v = self.valid[b as usize] - 1;
         self.valid[b as usize] = v;
@@ -559,30 +582,35 @@ impl PageFtl {
     fn evacuate(&mut self, b: u32) -> Result<(), DeviceError> {
         self.state[b as usize] = VICTIM;
         let base = b * self.ppb;
-        // Two passes per chunk of pages: first find the valid ones (independent, branch-free
-        // lookups the CPU overlaps — on large devices each is a cache miss), then copy them
-        // (their mapping entries are now cached). Copies cannot invalidate other pages of the
-        // victim, so validity found in the first pass holds in the second.
-        // The copies of a chunk go to the frontier in runs (as many as fit in it): one checked
-        // NAND run each, then the mapping of each copied page.
-        const CHUNK: u32 = 64;
-        let mut valid_offsets = [0u32; CHUNK as usize];
-        let mut start = 0;
-        while start < self.ppb && self.valid[b as usize] > 0 {
-            let end = (start + CHUNK).min(self.ppb);
+        // The victim's live bits are read a word at a time (a block of 64 pages is one word):
+        // its valid pages are the word's set bits, found without a test per page. Two passes
+        // per word: first list the valid offsets and ask for their mapping entries (independent
+        // loads the CPU overlaps: on large devices each is a cache miss), then copy them (the
+        // entries are cached by then). Copies cannot invalidate other pages of the victim, so
+        // the bits read in the first pass hold in the second; they are cleared as they are read.
+        // The copies of a word go to the frontier in runs (as many as fit in it): one checked
+        // NAND run each, then the mapping of each copied page and the run's live bits at once.
+        let mut valid_offsets = [0u32; 64];
+        let (first_bit, end_bit) = (base as usize, base as usize + self.ppb as usize);
+        let mut bit = first_bit;
+        while bit < end_bit && self.valid[b as usize] > 0 {
+            let (w, lo) = (bit / 64, bit % 64);
+            let hi = (end_bit - w * 64).min(64);
+            let mask = word_mask(lo, hi);
+            let mut bits = self.live[w] & mask;
+            self.live[w] &= !mask;
+            // Offset in the victim of the word's bit 0 (may be "negative" for a block that
+            // starts inside the word: the set bits are all at `lo` or above).
+            let word_base = (w * 64) as u32;
+            let tags = self.flash.nand.block_tags(b);
             let mut n = 0;
-            let tags = &self.flash.nand.block_tags(b)[start as usize..end as usize];
-            for (off, t) in (start..end).zip(tags) {
-                let ppn = base + off;
-                let live = (self.live[ppn as usize / 64] >> (ppn % 64)) & 1 == 1;
-                // `n < CHUNK` always: the mask only spares the bounds check.
-                valid_offsets[n & (CHUNK as usize - 1)] = off;
-                n += usize::from(live);
-                if live {
-                    // Its mapping is rewritten below: ask for the line now, so that the misses of
-                    // a chunk overlap instead of stalling the copy loop one by one.
-                    prefetch(&self.map, t.lpn as usize);
-                }
+            while bits != 0 {
+                let off = word_base + bits.trailing_zeros() - base;
+                valid_offsets[n] = off;
+                n += 1;
+                bits &= bits - 1;
+                // Its mapping is rewritten below: ask for the line now.
+                prefetch(&self.map, tags[off as usize].lpn as usize);
             }
             let mut i = 0;
             while i < n {
@@ -598,10 +626,7 @@ impl PageFtl {
                 for (ppn, t) in (fbase..).zip(copied) {
                     self.map[t.lpn as usize].ppn = ppn;
                 }
-                for (j, &off) in valid_offsets[i..i + k].iter().enumerate() {
-                    self.set_live(base + off, false);
-                    self.set_live(fbase + j as u32, true);
-                }
+                self.set_live_run(fbase, k as u32);
                 self.flash.counters.page_copies += k as u64;
                 self.valid[f as usize] += k as u32;
                 self.valid[b as usize] -= k as u32;
@@ -610,7 +635,7 @@ impl PageFtl {
                 }
                 i += k;
             }
-            start = end;
+            bit = w * 64 + hi;
         }
         debug_assert_eq!(self.valid[b as usize], 0, "every valid page left the victim");
         if self.flash.release(b)? {
@@ -658,6 +683,11 @@ impl Device for PageFtl {
     #[inline(always)]
     fn prefetch(&self, page: u64) {
         prefetch(&self.map, page as usize);
+    }
+
+    #[inline(always)]
+    fn prefetches(&self) -> bool {
+        true
     }
 
     fn check_invariants(&self) -> Result<(), String> {

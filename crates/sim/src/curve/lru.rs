@@ -31,7 +31,7 @@
 //! rounded up, plus 1, where `R_bin` follows the rate down by halvings (the histogram and the stored `M` values
 //! are rebinned then), so that the histogram never holds more bins than pages tracked.
 
-use flashbuf_trace::{AccessKind, Request};
+use flashbuf_trace::{AccessKind, Request, Scanned};
 
 use super::slots::{CLEAN, PageState, Slots};
 use super::stack::{NO_POS, Stack};
@@ -120,8 +120,104 @@ const LAG: usize = 16;
 #[derive(Clone, Debug)]
 enum Mode {
     Exact,
-    FixedRate(BlockSampler),
+    FixedRate(Decisions),
     FixedSize(FixedSize),
+}
+
+/// Requests per chunk of fixed-rate SHARDS' decisions.
+const CHUNK: usize = 256;
+
+/// Blocks below this many have their sampling decisions cached (a bitmap of at most 2 MiB).
+const CACHED_BLOCKS: u64 = 1 << 24;
+
+/// Fixed-rate SHARDS' sampling decisions: the sampler's, cached as one bit per block for the
+/// blocks below a bound, so that the test on the 99% of requests that are not sampled is a
+/// shift and a bit test rather than a hash. The cache grows by doubling, to at most
+/// [`CACHED_BLOCKS`], and only to blocks below the requests fed so far (`budget`): filling it
+/// costs at most two hashes per request, whatever the page numbers; a block beyond it is hashed.
+/// The decisions are the sampler's own, so the sample is the same.
+#[derive(Clone, Debug)]
+struct Decisions {
+    sampler: BlockSampler,
+    /// Bit `b`: block `b` is sampled, for the blocks `b < 64 · bits.len()`.
+    bits: Vec<u64>,
+    budget: u64,
+}
+
+impl Decisions {
+    fn new(sampler: BlockSampler) -> Self {
+        Decisions { sampler, bits: Vec::new(), budget: 0 }
+    }
+
+    /// Calls `kept` for every request of `batch` that the sampler keeps, in order, and returns
+    /// the writes of the batch. The decisions are taken first, a chunk at a time, without a call
+    /// or a branch that the sample's 1% could mispredict ([`decide`](Self::decide)); the cache
+    /// then grows to the largest block it missed.
+    #[inline]
+    fn filter(&mut self, batch: &[Request], mut kept: impl FnMut(&Request)) -> u64 {
+        self.budget += batch.len() as u64;
+        let (mut writes, mut missed) = (0, 0);
+        let mut index = [0u16; CHUNK];
+        for chunk in batch.chunks(CHUNK) {
+            let n = self.decide(chunk, &mut index, &mut writes, &mut missed);
+            for &i in &index[..n] {
+                kept(&chunk[i as usize]);
+            }
+        }
+        if missed >= self.cached() {
+            self.cache_to(missed);
+        }
+        writes
+    }
+
+    /// Stores in `kept` the indices of the kept requests of `chunk` (at most [`CHUNK`]) and
+    /// returns how many; adds the writes of the chunk to `writes`, and raises `missed` to the
+    /// largest block that the cache did not cover. A function of its own, so that its loop keeps
+    /// everything in registers.
+    #[inline(never)]
+    fn decide(&self, chunk: &[Request], kept: &mut [u16; CHUNK], writes: &mut u64, missed: &mut u64) -> usize {
+        let (bits, sampler) = (&self.bits[..], &self.sampler);
+        let (mut n, mut w, mut top) = (0, 0, *missed);
+        for (i, r) in chunk.iter().enumerate() {
+            w += r.kind as u64;
+            let b = sampler.block(r.page);
+            // One comparison: the block is cached and its word is in bounds.
+            let k = match bits.get((b / 64) as usize) {
+                Some(&word) => word >> (b % 64) & 1 == 1,
+                None => {
+                    top = top.max(b);
+                    sampler.hash(b) <= sampler.limit()
+                }
+            };
+            if k {
+                kept[n % CHUNK] = i as u16;
+                n += 1;
+            }
+        }
+        *writes += w;
+        *missed = top;
+        n
+    }
+
+    /// Blocks whose decisions are cached.
+    fn cached(&self) -> u64 {
+        self.bits.len() as u64 * 64
+    }
+
+    /// Extends the cache to block `b` when the budget allows.
+    #[cold]
+    fn cache_to(&mut self, b: u64) {
+        let cached = self.cached();
+        if b < CACHED_BLOCKS && b < self.budget {
+            let want = (b + 1).max(2 * cached).next_multiple_of(64).min(CACHED_BLOCKS);
+            self.bits.resize((want / 64) as usize, 0);
+            for c in cached..want {
+                if self.sampler.hash(c) <= self.sampler.limit() {
+                    self.bits[(c / 64) as usize] |= 1 << (c % 64);
+                }
+            }
+        }
+    }
 }
 
 /// The state of fixed-size SHARDS: the sampled blocks by hash and their pages.
@@ -177,7 +273,7 @@ impl LruCurveBuilder {
     /// Fixed-rate SHARDS over `sampler`'s blocks.
     pub fn shards(sampler: BlockSampler) -> Self {
         let rate = sampler.rate();
-        let mut b = Self::with_mode(Mode::FixedRate(sampler), 0);
+        let mut b = Self::with_mode(Mode::FixedRate(Decisions::new(sampler)), 0);
         b.weight = 1.0 / rate;
         b.bin_rate = rate;
         b
@@ -221,32 +317,67 @@ impl LruCurveBuilder {
 
     /// Feeds the next requests of the trace.
     pub fn feed(&mut self, batch: &[Request]) {
-        for r in batch {
-            self.requests[r.kind as usize] += 1;
-        }
+        // Requests are counted in the loop that handles them (one pass over the batch, which
+        // may not fit in the cache), as writes in a register: `AccessKind` is 0 or 1.
+        let mut writes = 0u64;
         match &self.mode {
             Mode::Exact => {
                 for (i, r) in batch.iter().enumerate() {
+                    writes += r.kind as u64;
                     if let Some(ahead) = batch.get(i + LAG) {
                         self.slots.prefetch(ahead.page);
                     }
                     self.access(r.page, r.kind);
                 }
             }
-            Mode::FixedRate(s) => {
-                let s = s.clone();
-                for r in batch {
-                    if s.keeps(r.page) {
-                        self.access(r.page, r.kind);
-                    }
-                }
+            Mode::FixedRate(_) => {
+                let Mode::FixedRate(mut keep) = std::mem::replace(&mut self.mode, Mode::Exact) else {
+                    unreachable!("fixed-rate mode")
+                };
+                writes = keep.filter(batch, |r| {
+                    self.access(r.page, r.kind);
+                });
+                self.mode = Mode::FixedRate(keep);
             }
             Mode::FixedSize(_) => {
                 for r in batch {
+                    writes += r.kind as u64;
                     self.access_fixed_size(r.page, r.kind);
                 }
             }
         }
+        self.requests[1] += writes;
+        self.requests[0] += batch.len() as u64 - writes;
+    }
+
+    /// The sampler of fixed-rate SHARDS (`None` for the exact pass and fixed-size SHARDS): a
+    /// reader may apply it (or one keeping more) while decoding, and hand what it kept to
+    /// [`feed_sampled`](Self::feed_sampled).
+    pub fn sampler(&self) -> Option<&BlockSampler> {
+        match &self.mode {
+            Mode::FixedRate(d) => Some(&d.sampler),
+            _ => None,
+        }
+    }
+
+    /// Feeds the next requests of the trace when a reader has already dropped some of them
+    /// ([`flashbuf_trace::TraceSource::next_sampled`]): `kept` must hold, in order, every request
+    /// of the `scanned` ones that this pass's sampler keeps (it may hold more: they are dropped
+    /// here). The curve is then the one [`feed`](Self::feed) gives over all of them.
+    ///
+    /// # Panics
+    ///
+    /// Unless this is fixed-rate SHARDS (see [`sampler`](Self::sampler)).
+    pub fn feed_sampled(&mut self, kept: &[Request], scanned: Scanned) {
+        let Mode::FixedRate(d) = &self.mode else { panic!("feed_sampled is for fixed-rate SHARDS") };
+        let sampler = d.sampler.clone();
+        for r in kept {
+            if sampler.keeps(r.page) {
+                self.access(r.page, r.kind);
+            }
+        }
+        self.requests[1] += scanned.writes;
+        self.requests[0] += scanned.requests - scanned.writes;
     }
 
     /// Pages tracked (on the stack) now: all distinct pages of the sample so far; for fixed
@@ -259,7 +390,7 @@ impl LruCurveBuilder {
     pub fn rate(&self) -> f64 {
         match &self.mode {
             Mode::Exact => 1.0,
-            Mode::FixedRate(s) => s.rate(),
+            Mode::FixedRate(s) => s.sampler.rate(),
             Mode::FixedSize(f) => f.sampler.rate(),
         }
     }
@@ -335,8 +466,14 @@ impl LruCurveBuilder {
 
     #[cold]
     fn compact(&mut self) {
-        let slots = &mut self.slots;
-        self.stack.compact(|code, pos| slots.state(code).pos = pos);
+        let owners = self.stack.compact_owners();
+        // A random write per tracked page: prefetched, so that the misses overlap.
+        for (pos, &code) in owners.iter().enumerate() {
+            if let Some(&ahead) = owners.get(pos + LAG) {
+                self.slots.prefetch_code(ahead);
+            }
+            self.slots.state(code).pos = pos as u32;
+        }
     }
 
     fn access_fixed_size(&mut self, page: u64, kind: AccessKind) {
@@ -429,6 +566,10 @@ impl LruCurveBuilder {
         let owners: Vec<u32> = self.stack.owners_newest_first().collect();
         let tracked = owners.len() as u64;
         for (depth, &code) in owners.iter().enumerate() {
+            // One random read per tracked page: prefetched, so that the misses overlap.
+            if let Some(&ahead) = owners.get(depth + LAG) {
+                self.slots.prefetch_code(ahead);
+            }
             let st = self.slots.get(code);
             if st.m == CLEAN {
                 continue;
@@ -444,24 +585,22 @@ impl LruCurveBuilder {
             }
             self.hist.flush[lo.max(s) as usize] += w;
         }
-        let n = self.hist.len();
-        let mut hits = [vec![0.0; n], vec![0.0; n]];
-        let mut evict = vec![0.0; n];
-        let mut flush = vec![0.0; n];
+        // The cumulative curves overwrite the histogram, bin by bin (no fresh arrays as large
+        // as the footprint to fault in).
+        let Histogram { mut hits, open: mut evict, close, mut flush } = std::mem::take(&mut self.hist);
         let (mut h0, mut h1, mut e, mut f) = (0.0, 0.0, 0.0, 0.0);
-        for b in 0..n {
-            h0 += self.hist.hits[b][0];
-            h1 += self.hist.hits[b][1];
-            e += self.hist.open[b] - self.hist.close[b];
-            f += self.hist.flush[b];
-            hits[0][b] = h0;
-            hits[1][b] = h1;
-            evict[b] = e;
-            flush[b] = f;
+        for (((h, ev), c), fl) in hits.iter_mut().zip(evict.iter_mut()).zip(&close).zip(flush.iter_mut()) {
+            h0 += h[0];
+            h1 += h[1];
+            e += *ev - c;
+            f += *fl;
+            *h = [h0, h1];
+            *ev = e;
+            *fl = f;
         }
         let (method, rate) = match &self.mode {
             Mode::Exact => (CurveMethod::Exact, 1.0),
-            Mode::FixedRate(s) => (CurveMethod::Shards, s.rate()),
+            Mode::FixedRate(s) => (CurveMethod::Shards, s.sampler.rate()),
             Mode::FixedSize(f) => (CurveMethod::ShardsFixedSize, f.sampler.rate()),
         };
         let footprint = if method == CurveMethod::Exact { tracked } else { (tracked as f64 / rate).round() as u64 };
@@ -578,7 +717,7 @@ pub struct LruCurve {
     sampled: [f64; 2],
     footprint: u64,
     /// Cumulative weighted hits by kind, by bin.
-    hits: [Vec<f64>; 2],
+    hits: Vec<[f64; 2]>,
     /// Cumulative weighted eviction write-backs, by bin.
     evict: Vec<f64>,
     /// Cumulative weighted final flushes, by bin.
@@ -623,8 +762,8 @@ impl LruCurve {
         };
         let [nr, nw] = self.requests.map(|n| n as f64);
         // SHARDS adjustment: the requests the sample misses or over-counts are hits.
-        let read_hits = (self.hits[0][b] + nr - self.sampled[0]).clamp(0.0, nr);
-        let write_hits = (self.hits[1][b] + nw - self.sampled[1]).clamp(0.0, nw);
+        let read_hits = (self.hits[b][0] + nr - self.sampled[0]).clamp(0.0, nr);
+        let write_hits = (self.hits[b][1] + nw - self.sampled[1]).clamp(0.0, nw);
         let (read_misses, write_misses) = (nr - read_hits, nw - write_hits);
         let page_reads = match write_miss {
             WriteMiss::Fetch => read_misses + write_misses,
@@ -642,6 +781,42 @@ impl LruCurve {
             evict_writes: self.evict[b],
             flush_writes: if final_flush { self.flush[b] } else { 0.0 },
             evictions: (read_misses + write_misses - resident).max(0.0),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The cached decisions are the sampler's, in order, for dense and sparse pages, across
+        /// chunks and batches, before, while and after the cache grows; the writes are counted.
+        #[test]
+        fn cached_decisions_are_the_samplers(
+            requests in proptest::collection::vec(
+                (prop_oneof![0u64..3_000, 0u64..100_000, any::<u64>()], any::<bool>()), 0..3_000),
+            batch in 1usize..700,
+            block_pages in prop_oneof![Just(1u64), Just(4), Just(64), Just(3)],
+            rate in 0.01f64..1.0,
+        ) {
+            let sampler = BlockSampler::with_rate(rate, block_pages, 7).unwrap();
+            let trace: Vec<Request> = requests
+                .iter()
+                .map(|&(p, w)| Request { page: p, kind: if w { AccessKind::Write } else { AccessKind::Read }, time_us: None })
+                .collect();
+            let mut d = Decisions::new(sampler.clone());
+            let mut got = Vec::new();
+            let mut writes = 0;
+            for b in trace.chunks(batch) {
+                writes += d.filter(b, |r| got.push(*r));
+            }
+            let want: Vec<Request> = trace.iter().copied().filter(|r| sampler.keeps(r.page)).collect();
+            prop_assert_eq!(got, want);
+            prop_assert_eq!(writes, trace.iter().filter(|r| r.kind.is_write()).count() as u64);
+            prop_assert!(d.cached() <= CACHED_BLOCKS.max(64));
+            prop_assert!(d.cached() <= 2 * trace.len() as u64 + 64, "cache of {} blocks", d.cached());
         }
     }
 }

@@ -22,7 +22,7 @@
 
 use flashbuf_flash::{DeviceConfig, DeviceStats};
 use flashbuf_policy::PolicyConfig;
-use flashbuf_trace::{AccessKind, Remapper, Request, TraceSpec};
+use flashbuf_trace::{AccessKind, Remapper, Request, Scanned, TraceSpec};
 use rayon::prelude::*;
 
 use crate::buffer::{Counters, SimError, WriteMiss};
@@ -52,14 +52,39 @@ impl SampleCollector {
         for r in batch {
             self.requests[r.kind as usize] += 1;
             if self.sampler.keeps(r.page) {
-                let i = self.pages.len();
-                if i.is_multiple_of(64) {
-                    self.writes.push(0);
-                }
-                self.writes[i / 64] |= u64::from(r.kind.is_write()) << (i % 64);
-                self.pages.push(self.remap.map(r.page));
+                self.keep(r);
             }
         }
+    }
+
+    /// The sampler: a reader may apply it (or one keeping more) while decoding, and hand what
+    /// it kept to [`feed_sampled`](Self::feed_sampled).
+    pub fn sampler(&self) -> &BlockSampler {
+        &self.sampler
+    }
+
+    /// Feeds the next requests of the trace when a reader has already dropped some of them
+    /// ([`flashbuf_trace::TraceSource::next_sampled`]): `kept` must hold, in order, every request
+    /// of the `scanned` ones that this sampler keeps (it may hold more: they are dropped here).
+    /// The sample is then the one [`feed`](Self::feed) takes from all of them.
+    pub fn feed_sampled(&mut self, kept: &[Request], scanned: Scanned) {
+        for r in kept {
+            if self.sampler.keeps(r.page) {
+                self.keep(r);
+            }
+        }
+        self.requests[1] += scanned.writes;
+        self.requests[0] += scanned.requests - scanned.writes;
+    }
+
+    #[inline]
+    fn keep(&mut self, r: &Request) {
+        let i = self.pages.len();
+        if i.is_multiple_of(64) {
+            self.writes.push(0);
+        }
+        self.writes[i / 64] |= u64::from(r.kind.is_write()) << (i % 64);
+        self.pages.push(self.remap.map(r.page));
     }
 
     /// The sample.

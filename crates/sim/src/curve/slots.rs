@@ -63,6 +63,17 @@ impl Slots {
         }
     }
 
+    /// Hints the CPU to load the state of the page with owner code `code`.
+    #[inline(always)]
+    pub fn prefetch_code(&self, code: u32) {
+        let p = if code & HASHED == 0 {
+            self.dense.as_ptr().wrapping_add(code as usize)
+        } else {
+            self.hashed.as_ptr().wrapping_add((code & !HASHED) as usize)
+        };
+        super::lru::prefetch(p);
+    }
+
     #[cold]
     fn grow(&mut self, page: u64) {
         let want = (page + 1).max(2 * self.dense.len() as u64).max(1024).min(self.dense_limit);

@@ -522,7 +522,17 @@ pub fn open_path(path: &Path, opts: &ReadOptions) -> Result<OpenedStream, TraceE
     let shown = path.display().to_string();
     let file = File::open(path).map_err(|source| TraceError::Io { path: shown.clone(), source })?;
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| shown.clone());
-    open_named(file, &name, &shown, opts)
+    let again = file.try_clone().ok();
+    let mut opened = open_named(file, &name, &shown, opts)?;
+    // An uncompressed oracleGeneral file is decoded in place from a memory map instead (see
+    // `oracle`): the detection above read it as a stream, which is dropped.
+    if opened.format == Format::Oracle
+        && opened.compression == Compression::None
+        && let Some(map) = again.as_ref().and_then(oracle::Mapped::of)
+    {
+        opened.source = Box::new(OracleReader::mapped(map, &shown));
+    }
+    Ok(opened)
 }
 
 /// [`open_stream`] with the name used for detection (`name`) apart from the one errors show.

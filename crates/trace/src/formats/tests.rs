@@ -466,6 +466,121 @@ fn oracle_records_and_truncation() {
     }
 }
 
+/// A file opened by path is memory-mapped and decoded in place; it must give what the stream
+/// reader gives for the same bytes: the requests in batches of any size, and the same error
+/// for a truncated last record.
+#[test]
+fn mapped_oracle_file_reads_as_the_stream_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut data = Vec::new();
+    for i in 0..10_000u64 {
+        data.extend((1000 + (i / 7) as u32).to_le_bytes());
+        data.extend((i * 7919 % 1009).to_le_bytes());
+        data.extend(4096u32.to_le_bytes());
+        data.extend((-1i64).to_le_bytes());
+    }
+    for cut in [0usize, 5, 24, 23] {
+        let bytes = &data[..data.len() - cut];
+        let path = dir.path().join(format!("t{cut}.oracleGeneral"));
+        std::fs::write(&path, bytes).unwrap();
+        let streamed = read_with(Format::Oracle, bytes, &ReadOptions::default());
+        for max in [1usize, 7, 4096, 1 << 16] {
+            let mut src = open_path(&path, &ReadOptions::default()).unwrap().source;
+            let mut got = Vec::new();
+            let mut batch = Vec::new();
+            let r = loop {
+                match src.next_batch(&mut batch, max) {
+                    Ok(0) => break Ok(got.clone()),
+                    Ok(_) => got.extend_from_slice(&batch),
+                    Err(e) => break Err(e),
+                }
+            };
+            match (&streamed, r) {
+                (Ok(want), Ok(got)) => assert_eq!(&got, want, "cut {cut}, batches of {max}"),
+                (
+                    Err(TraceError::Parse { line: l1, message: m1, .. }),
+                    Err(TraceError::Parse { path: p2, line: l2, message: m2 }),
+                ) => {
+                    assert_eq!((l2, &m2), (*l1, m1), "cut {cut}, batches of {max}");
+                    assert_eq!(p2, path.display().to_string());
+                }
+                (want, got) => panic!("cut {cut}, batches of {max}: {want:?} against {got:?}"),
+            }
+        }
+    }
+}
+
+/// Reads `src` to its end with `next_sampled`: the kept requests and the totals scanned.
+fn read_sampled(
+    src: &mut dyn TraceSource,
+    max: usize,
+    sampler: &crate::BlockSampler,
+) -> (Vec<Request>, crate::Scanned) {
+    let (mut kept, mut total, mut batch) = (Vec::new(), crate::Scanned::default(), Vec::new());
+    loop {
+        let s = src.next_sampled(&mut batch, max, sampler).unwrap();
+        assert!(batch.len() as u64 <= s.requests && s.requests <= max as u64);
+        if s.requests == 0 {
+            return (kept, total);
+        }
+        kept.extend_from_slice(&batch);
+        total.requests += s.requests;
+        total.writes += s.writes;
+    }
+}
+
+/// A sampled read keeps exactly the requests a filter over the whole decoded trace keeps, in
+/// order, and counts every request it read: the oracleGeneral reader (mapped and streamed), which
+/// drops records before building them, and the default of every other reader.
+#[test]
+fn a_sampled_read_keeps_what_filtering_the_whole_trace_keeps() {
+    let dir = tempfile::tempdir().unwrap();
+    let reqs: Vec<Request> = (0..20_000u64)
+        .map(|i| Request {
+            page: (i * 7919) % 30_011,
+            kind: if i % 3 == 0 { W } else { R },
+            time_us: Some(i * 1_000_000),
+        })
+        .collect();
+    let mut oracle = Vec::new();
+    for r in &reqs {
+        oracle.extend(((r.time_us.unwrap() / 1_000_000) as u32).to_le_bytes());
+        oracle.extend(r.page.to_le_bytes());
+        oracle.extend(4096u32.to_le_bytes());
+        oracle.extend((-1i64).to_le_bytes());
+    }
+    let oracle_path = dir.path().join("t.oracleGeneral");
+    std::fs::write(&oracle_path, &oracle).unwrap();
+    let binary = binary_file(&reqs);
+    for (rate, block) in [(0.01, 64u64), (0.1, 1), (0.5, 16), (1.0, 64)] {
+        let sampler = crate::BlockSampler::with_rate(rate, block, 7).unwrap();
+        for max in [1usize, 100, 4096, 1 << 16] {
+            // oracleGeneral: every request a read.
+            let all = read_with(Format::Oracle, &oracle, &ReadOptions::default()).unwrap();
+            let want: Vec<Request> = all.iter().filter(|r| sampler.keeps(r.page)).copied().collect();
+            let mut mapped = open_path(&oracle_path, &ReadOptions::default()).unwrap().source;
+            let mut streamed =
+                open_reader(Format::Oracle, Cursor::new(oracle.clone()), "t", &ReadOptions::default()).unwrap();
+            for src in [&mut mapped, &mut streamed] {
+                let (kept, total) = read_sampled(&mut **src, max, &sampler);
+                assert_eq!(kept, want, "oracle, rate {rate}, batches of {max}");
+                assert_eq!(total, crate::Scanned { requests: 20_000, writes: 0 });
+            }
+            // flashbuf binary: the default, with writes counted.
+            let all = read_with(Format::Binary, &binary, &ReadOptions::default()).unwrap();
+            let want: Vec<Request> = all.iter().filter(|r| sampler.keeps(r.page)).copied().collect();
+            let mut src =
+                open_reader(Format::Binary, Cursor::new(binary.clone()), "t", &ReadOptions::default()).unwrap();
+            let (kept, total) = read_sampled(&mut *src, max, &sampler);
+            assert_eq!(kept, want, "binary, rate {rate}, batches of {max}");
+            assert_eq!(
+                total,
+                crate::Scanned { requests: 20_000, writes: all.iter().filter(|r| r.kind == W).count() as u64 }
+            );
+        }
+    }
+}
+
 fn binary_file(reqs: &[Request]) -> Vec<u8> {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("t.fbt");
