@@ -179,7 +179,15 @@ pub struct Fbx {
     fbp: FbpConfig,
     /// The page of each frame, valid where `used` is set: written on insertion only, read only
     /// by a switch.
-    page: Vec<u64>,
+    /// Stored in 4 bytes while every page number fits (half the footprint of this array, which
+    /// every insertion writes at a random frame: most of FBX's own L2 misses on the miss path);
+    /// in `wide` once one does not ([`Fbx::widen`]).
+    page: Vec<u32>,
+    /// The pages of the frames once a page number beyond `u32` has been seen (allocated zeroed
+    /// at construction, so untouched and unmapped until then).
+    wide: Vec<u64>,
+    /// Whether `wide` holds the pages (`page` is then unused).
+    is_wide: bool,
     /// The low 16 bits of each frame's last access tick (`time >> tick_shift`): one 2-byte
     /// store per hit (the switch needs the recency order), in an array an eighth of the size of
     /// the frames' pages.
@@ -345,7 +353,7 @@ impl Fbx {
             let age = u64::from(u16::MAX - (k >> 32) as u16) << self.tick_shift;
             let dirty = self.leader.is_dirty(f as FrameId).unwrap_or(false);
             let kind = if dirty { AccessKind::Write } else { AccessKind::Read };
-            next.on_insert(f as FrameId, &Access::new(self.page[f], kind, now - age.min(now)));
+            next.on_insert(f as FrameId, &Access::new(self.page_of(f), kind, now - age.min(now)));
         }
         self.leader = next;
         self.switches += 1;
@@ -376,9 +384,30 @@ impl Fbx {
     fn track_insert(&mut self, frame: FrameId, a: &Access) {
         let f = frame as usize;
         self.tracked += 1;
-        self.page[f] = a.page;
+        match u32::try_from(a.page) {
+            Ok(p) if !self.is_wide => self.page[f] = p,
+            _ => self.store_wide(f, a.page),
+        }
         self.used[f >> 6] |= 1 << (f & 63);
         self.touch(f, a);
+    }
+
+    /// The page of tracked frame `f`.
+    fn page_of(&self, f: usize) -> u64 {
+        if self.is_wide { self.wide[f] } else { u64::from(self.page[f]) }
+    }
+
+    /// Stores a page in `wide`, moving every frame's page there first if it is the first page
+    /// beyond `u32` (once a run).
+    #[cold]
+    fn store_wide(&mut self, f: usize, page: u64) {
+        if !self.is_wide {
+            for (w, &p) in self.wide.iter_mut().zip(&self.page) {
+                *w = u64::from(p);
+            }
+            self.is_wide = true;
+        }
+        self.wide[f] = page;
     }
 
     #[inline]
@@ -427,6 +456,8 @@ impl Replacer for Fbx {
             profile,
             fbp,
             page: vec![0; capacity],
+            wide: vec![0; capacity],
+            is_wide: false,
             last: vec![0; capacity],
             used: vec![0; capacity.div_ceil(64)],
             refresh_at: AGE_REFRESH << tick_shift(capacity),
@@ -635,6 +666,20 @@ mod tests {
         }
         // Epochs end on their own too (64 sampled requests here) and may switch as well.
         assert!(h.policy.switches() >= 4 * ExpertKind::ALL.len() as u64);
+    }
+
+    #[test]
+    fn pages_beyond_32_bits_keep_every_frames_page() {
+        let mut h = Harness::<Fbx>::new(16, config("ideal"));
+        let wide = [1u64 << 32, u64::MAX - 5, (1 << 40) + 3];
+        for i in 0..40u64 {
+            let p = if i % 13 == 12 { wide[(i / 13) as usize % 3] } else { i * 7 };
+            h.read(p);
+            assert_eq!(h.policy.is_wide, i >= 12);
+            for p in h.resident() {
+                assert_eq!(h.policy.page_of(h.frame_of(p).unwrap() as usize), p, "after {i} requests");
+            }
+        }
     }
 
     #[test]
