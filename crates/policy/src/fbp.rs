@@ -66,7 +66,7 @@
 //! for a dirty eviction on a flash FTL.
 
 use crate::lists::FrameLists;
-use crate::params::{DeviceProfile, FtlClass, ParamDoc, PolicyParams, fmt_float, parse_fraction, parse_int};
+use crate::params::{DeviceParams, DeviceProfile, FtlClass, ParamDoc, PolicyParams, auto};
 use crate::replacer::{Access, BlockPad, EvictError, Evictions, FrameId, Pins, Replacer};
 use crate::s3fifo::GhostFifo;
 
@@ -74,64 +74,30 @@ const CLEAN: u8 = 0;
 const DIRTY: u8 = 1;
 
 /// Parameters of [`Fbp`]: the device's figures, each `auto` (taken from the run's device) by
-/// default. None of them describes the workload.
+/// default, and whether to pad. None of them describes the workload.
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct FbpConfig {
-    /// Page read latency, µs (`auto`: the device's).
-    pub read_us: Option<f64>,
-    /// Page program latency, µs (`auto`: the device's).
-    pub program_us: Option<f64>,
-    /// Block erase latency, µs (`auto`: the device's).
-    pub erase_us: Option<f64>,
-    /// Pages per flash block (`auto`: the device's).
-    pub ppb: Option<u32>,
-    /// The FTL class (`auto`: the device's).
-    pub ftl: Option<FtlClass>,
+    /// The device's figures ([`DeviceParams`], shared with FBX).
+    pub device: DeviceParams,
     /// Write a dirty victim's block whole, padded (`auto`: on log-block and block-mapped FTLs,
     /// where a whole block written in order needs no merge copies; see the module docs).
     pub pad: Option<bool>,
 }
 
 impl FbpConfig {
-    /// The device figures in force: the given ones, the rest from MICRON behind a page-mapped
-    /// FTL ([`DeviceProfile::MICRON_PAGE`], flashbuf's default device).
+    /// The device figures in force ([`DeviceParams::profile`]).
     pub fn profile(&self) -> DeviceProfile {
-        let d = DeviceProfile::MICRON_PAGE;
-        DeviceProfile {
-            read_us: self.read_us.unwrap_or(d.read_us),
-            program_us: self.program_us.unwrap_or(d.program_us),
-            erase_us: self.erase_us.unwrap_or(d.erase_us),
-            pages_per_block: self.ppb.unwrap_or(d.pages_per_block),
-            ftl: self.ftl.unwrap_or(d.ftl),
-            logical_pages: 0,
-        }
+        self.device.profile()
     }
-}
-
-fn ftl_name(f: FtlClass) -> &'static str {
-    match f {
-        FtlClass::Ideal => "ideal",
-        FtlClass::PageMapped => "page",
-        FtlClass::BlockMapped => "block",
-        FtlClass::LogBlock => "log",
-        FtlClass::SharedLog => "shared-log",
-    }
-}
-
-fn auto<T>(key: &str, value: &str, parse: impl Fn(&str, &str) -> Result<T, String>) -> Result<Option<T>, String> {
-    if value.trim() == "auto" { Ok(None) } else { parse(key, value).map(Some) }
 }
 
 impl PolicyParams for FbpConfig {
     const KEYS: &'static [ParamDoc] = &[
-        ParamDoc { key: "read-us", help: "page read latency in µs, default auto (the device's)" },
-        ParamDoc { key: "program-us", help: "page program latency in µs, default auto (the device's)" },
-        ParamDoc { key: "erase-us", help: "block erase latency in µs, default auto (the device's)" },
-        ParamDoc { key: "ppb", help: "pages per flash block, default auto (the device's)" },
-        ParamDoc {
-            key: "ftl",
-            help: "FTL class: ideal, page, block, log (BAST) or shared-log (FAST), default auto (the device's)",
-        },
+        DeviceParams::KEYS[0],
+        DeviceParams::KEYS[1],
+        DeviceParams::KEYS[2],
+        DeviceParams::KEYS[3],
+        DeviceParams::KEYS[4],
         ParamDoc {
             key: "pad",
             help: "write dirty victim blocks whole: on, off, default auto (by cost on log-block and block FTLs)",
@@ -139,26 +105,10 @@ impl PolicyParams for FbpConfig {
     ];
 
     fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
+        if self.device.set(key, value)? {
+            return Ok(());
+        }
         match key {
-            "read-us" => {
-                self.read_us = auto(key, value, |k, v| parse_fraction(k, v, 0.0, 1e9))?;
-                if self.read_us == Some(0.0) {
-                    return Err("read-us=0: a read must cost something (costs are relative to it)".to_string());
-                }
-            }
-            "program-us" => self.program_us = auto(key, value, |k, v| parse_fraction(k, v, 0.0, 1e9))?,
-            "erase-us" => self.erase_us = auto(key, value, |k, v| parse_fraction(k, v, 0.0, 1e9))?,
-            "ppb" => self.ppb = auto(key, value, |k, v| parse_int(k, v, 1, 1 << 20).map(|n| n as u32))?,
-            "ftl" => {
-                self.ftl = auto(key, value, |k, v| match v.trim() {
-                    "ideal" => Ok(FtlClass::Ideal),
-                    "page" => Ok(FtlClass::PageMapped),
-                    "block" => Ok(FtlClass::BlockMapped),
-                    "log" => Ok(FtlClass::LogBlock),
-                    "shared-log" => Ok(FtlClass::SharedLog),
-                    _ => Err(format!("{k}={v}: must be ideal, page, block, log, shared-log or auto")),
-                })?
-            }
             "pad" => {
                 self.pad = auto(key, value, |k, v| match v.trim() {
                     "on" => Ok(true),
@@ -172,23 +122,13 @@ impl PolicyParams for FbpConfig {
     }
 
     fn values(&self) -> Vec<String> {
-        let f = |v: Option<f64>| v.map_or_else(|| "auto".to_string(), fmt_float);
-        vec![
-            f(self.read_us),
-            f(self.program_us),
-            f(self.erase_us),
-            self.ppb.map_or_else(|| "auto".to_string(), |n| n.to_string()),
-            self.ftl.map_or_else(|| "auto".to_string(), |c| ftl_name(c).to_string()),
-            self.pad.map_or_else(|| "auto".to_string(), |p| if p { "on" } else { "off" }.to_string()),
-        ]
+        let mut v = self.device.values();
+        v.push(self.pad.map_or_else(|| "auto".to_string(), |p| if p { "on" } else { "off" }.to_string()));
+        v
     }
 
     fn fill_device(&mut self, d: &DeviceProfile) {
-        self.read_us.get_or_insert(d.read_us);
-        self.program_us.get_or_insert(d.program_us);
-        self.erase_us.get_or_insert(d.erase_us);
-        self.ppb.get_or_insert(d.pages_per_block);
-        self.ftl.get_or_insert(d.ftl);
+        self.device.fill_device(d);
     }
 }
 
@@ -469,18 +409,27 @@ mod tests {
     /// The ideal device with reads costing 1 and writes 3: a dirty-ghost write hit weighs 4.
     fn ideal_1_3() -> FbpConfig {
         FbpConfig {
-            read_us: Some(1.0),
-            program_us: Some(3.0),
-            erase_us: Some(0.0),
-            ppb: Some(4),
-            ftl: Some(FtlClass::Ideal),
+            device: DeviceParams {
+                read_us: Some(1.0),
+                program_us: Some(3.0),
+                erase_us: Some(0.0),
+                ppb: Some(4),
+                ftl: Some(FtlClass::Ideal),
+            },
             pad: None,
         }
     }
 
     /// Log blocks of 4 pages, clustering without padding.
+    fn on(ftl: FtlClass, pad: Option<bool>) -> FbpConfig {
+        let mut c = ideal_1_3();
+        c.device.ftl = Some(ftl);
+        c.pad = pad;
+        c
+    }
+
     fn log_blocks() -> FbpConfig {
-        FbpConfig { ftl: Some(FtlClass::LogBlock), pad: Some(false), ..ideal_1_3() }
+        on(FtlClass::LogBlock, Some(false))
     }
 
     #[test]
@@ -642,7 +591,7 @@ mod tests {
 
     #[test]
     fn shared_log_blocks_pad_too() {
-        let mut h = Harness::<Fbp>::new(4, FbpConfig { ftl: Some(FtlClass::SharedLog), pad: None, ..ideal_1_3() });
+        let mut h = Harness::<Fbp>::new(4, on(FtlClass::SharedLog, None));
         h.write(0);
         h.write(4);
         h.read(9);
@@ -656,7 +605,7 @@ mod tests {
     #[test]
     fn the_ideal_device_evicts_one_page_and_a_page_mapped_ftl_a_cold_cluster() {
         let run = |ftl| {
-            let mut h = Harness::<Fbp>::new(2, FbpConfig { ftl: Some(ftl), ..ideal_1_3() });
+            let mut h = Harness::<Fbp>::new(2, on(ftl, None));
             h.write(0);
             h.write(1);
             h.read(2);
@@ -705,6 +654,6 @@ mod tests {
         assert!(c.set("ppb", "0").is_err());
         assert!(c.set("pad", "maybe").is_err());
         c.set("ppb", "auto").unwrap();
-        assert_eq!(c.ppb, None);
+        assert_eq!(c.device.ppb, None);
     }
 }

@@ -13,8 +13,7 @@
 //! * **Shadows** (miniature simulation, Waldspurger et al., USENIX ATC 2017): every expert runs
 //!   on the requests whose flash block a hash keeps (rate `R`), in a buffer of `round(C · R)`
 //!   frames, over a simulated device of the run's class (same FTL, chip latencies from the
-//!   profile, same number of log blocks, the run's size scaled by `R`), and its device time is
-//!   measured
+//!   profile, the run's size and its log blocks scaled by `R`), and its device time is measured
 //!   ([`crate::shadow::Shadow`]). Sampling by flash block keeps every block whole, so the
 //!   block-level experts and the FTLs see what they would see at full size.
 //! * **Leader**: the real buffer is managed by one expert at a time. At the end of each epoch the
@@ -51,12 +50,17 @@
 //! * The shadow device holds `R ·` the run's device blocks plus three standard deviations
 //!   ([`shadow_space`]; 128 miniature buffers when the run's size is unknown), sampled blocks
 //!   numbered in order of appearance; beyond that, blocks share device blocks by hash
-//!   ([`crate::shadow`]).
+//!   ([`crate::shadow`]). Its log blocks (BAST, FAST) are the run's scaled by `R` too, at least
+//!   what the FTL needs ([`shadow_log_blocks`]): a log block stays with a data block until so
+//!   many other blocks have been written, and a sample writes `R` times as many other blocks in
+//!   the same time. With the run's 8 log blocks in every shadow, merges were rarer there than on
+//!   the device, which favoured the experts that write page by page over BPLRU's whole blocks
+//!   (added after the matrix showed it: BAST 22 → 24 and FAST 20 → 21 cells ≤ the best seed).
 //!
 //! Device awareness: the chip's read, program and erase latencies, pages per block and FTL class
 //! and the device's size come from the run path ([`PolicyParams::fill_device`], `auto` by
-//! default, as FBP's), the number of log blocks is a parameter (default 8, flashbuf's device
-//! default). No parameter
+//! default, as FBP's), the number of the device's log blocks is a parameter (default 8,
+//! flashbuf's device default). No parameter
 //! describes the workload.
 //!
 //! Cost per request: the leader's own, plus a hash of the block number and three per-frame
@@ -65,9 +69,9 @@
 //! once an epoch).
 
 use crate::fbp::FbpConfig;
-use crate::params::{DeviceProfile, FtlClass, ParamDoc, PolicyParams, parse_int};
+use crate::params::{DeviceParams, DeviceProfile, FtlClass, ParamDoc, PolicyParams, parse_int};
 use crate::replacer::{Access, AccessKind, EvictError, Evictions, FrameId, Pins, Replacer};
-use crate::shadow::{Expert, ExpertKind, Shadow};
+use crate::shadow::{Compactor, Expert, ExpertKind, Shadow};
 
 /// Miniature buffers hold at least this many flash blocks of frames.
 pub const MIN_SAMPLED_BLOCKS: u64 = 16;
@@ -77,6 +81,10 @@ pub const EPOCH_BUFFERS: u64 = 2;
 pub const DECAY: f64 = 0.75;
 /// A challenger must score this fraction below the leader to take over.
 pub const HYSTERESIS: f64 = 0.05;
+
+/// Blocks whose sampling is precomputed in a bit map (32 KiB; 16 Mi pages of 64-page blocks;
+/// the device's blocks when fewer): beyond them, the hash is computed per request.
+pub const SAMPLE_MAP_BLOCKS: u64 = 1 << 18;
 
 /// SplitMix64's finaliser: a well-mixed hash of a block number.
 #[inline(always)]
@@ -90,8 +98,8 @@ pub fn mix(x: u64) -> u64 {
 /// Parameters of [`Fbx`]: the device's figures (`auto`: the run's device) and its log blocks.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FbxConfig {
-    /// Device figures, shared with the FBP expert (see [`FbpConfig`]).
-    pub device: FbpConfig,
+    /// Device figures ([`DeviceParams`], as FBP's; the FBP expert gets them).
+    pub device: DeviceParams,
     /// Log blocks of a log-block FTL (BAST, FAST), for the shadows' devices.
     pub log_blocks: u32,
     /// The run's device size in pages, filled by the run path ([`PolicyParams::fill_device`]);
@@ -101,7 +109,7 @@ pub struct FbxConfig {
 
 impl Default for FbxConfig {
     fn default() -> Self {
-        FbxConfig { device: FbpConfig::default(), log_blocks: 8, logical_pages: None }
+        FbxConfig { device: DeviceParams::default(), log_blocks: 8, logical_pages: None }
     }
 }
 
@@ -116,23 +124,31 @@ pub fn shadow_space(logical_pages: Option<u64>, ppb: u64, rate: f64, mini_frames
     Some(space.max((mini_frames as u64).div_ceil(ppb) + 2))
 }
 
+/// The log blocks of a shadow's device: the run's scaled by the rate, as its data blocks are
+/// (rounded; [`crate::shadow::Shadow::new`] raises it to what the FTL needs).
+pub fn shadow_log_blocks(log_blocks: u32, rate: f64) -> u32 {
+    if rate >= 1.0 { log_blocks } else { (f64::from(log_blocks) * rate).round() as u32 }
+}
+
 impl PolicyParams for FbxConfig {
     const KEYS: &'static [ParamDoc] = &[
-        ParamDoc { key: "read-us", help: "page read latency in µs, default auto (the device's)" },
-        ParamDoc { key: "program-us", help: "page program latency in µs, default auto (the device's)" },
-        ParamDoc { key: "erase-us", help: "block erase latency in µs, default auto (the device's)" },
-        ParamDoc { key: "ppb", help: "pages per flash block, default auto (the device's)" },
+        DeviceParams::KEYS[0],
+        DeviceParams::KEYS[1],
+        DeviceParams::KEYS[2],
+        DeviceParams::KEYS[3],
+        DeviceParams::KEYS[4],
         ParamDoc {
-            key: "ftl",
-            help: "FTL class: ideal, page, block, log (BAST) or shared-log (FAST), default auto (the device's)",
+            key: "log-blocks",
+            help: "log blocks of the run's BAST/FAST device (the shadows' are scaled by the sampling rate), 2..=4096, default 8",
         },
-        ParamDoc { key: "log-blocks", help: "log blocks of BAST/FAST for the shadows' devices, 2..=4096, default 8" },
     ];
 
     fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
+        if self.device.set(key, value)? {
+            return Ok(());
+        }
         match key {
             "log-blocks" => self.log_blocks = parse_int(key, value, 2, 4096)? as u32,
-            "read-us" | "program-us" | "erase-us" | "ppb" | "ftl" => self.device.set(key, value)?,
             _ => return Err(format!("unknown parameter '{key}'")),
         }
         Ok(())
@@ -140,7 +156,6 @@ impl PolicyParams for FbxConfig {
 
     fn values(&self) -> Vec<String> {
         let mut v = self.device.values();
-        v.truncate(5);
         v.push(self.log_blocks.to_string());
         v
     }
@@ -157,18 +172,43 @@ impl PolicyParams for FbxConfig {
 pub struct Fbx {
     leader: Expert,
     shadows: Vec<Shadow>,
+    compactor: Compactor,
     scores: Vec<f64>,
     last_cost: Vec<f64>,
     profile: DeviceProfile,
     fbp: FbpConfig,
-    page: Vec<u64>,
-    last: Vec<u64>,
-    dirty: Vec<bool>,
+    /// The page of each frame, valid where `used` is set: written on insertion only, read only
+    /// by a switch.
+    /// Stored in 4 bytes while every page number fits (half the footprint of this array, which
+    /// every insertion writes at a random frame: most of FBX's own L2 misses on the miss path);
+    /// in `wide` once one does not ([`Fbx::widen`]).
+    page: Vec<u32>,
+    /// The pages of the frames once a page number beyond `u32` has been seen (allocated zeroed
+    /// at construction, so untouched and unmapped until then).
+    wide: Vec<u64>,
+    /// Whether `wide` holds the pages (`page` is then unused).
+    is_wide: bool,
+    /// The low 16 bits of each frame's last access tick (`time >> tick_shift`): one 2-byte
+    /// store per hit (the switch needs the recency order), in an array an eighth of the size of
+    /// the frames' pages.
+    last: Vec<u16>,
+    /// A tick is `2^tick_shift` requests ([`tick_shift`]).
+    tick_shift: u32,
+    /// Frames holding a page, one bit each (12.5 KiB for 100,000 frames: it stays in cache).
+    /// Their dirty flags are the leader's ([`Replacer::is_dirty`]: every expert keeps them).
+    used: Vec<u64>,
+    /// When [`Fbx::refresh`] next clamps the ages.
+    refresh_at: u64,
     tracked: usize,
-    order: Vec<(u64, FrameId)>,
+    order: Vec<u64>,
     ppb: u64,
-    threshold: u64,
-    all: bool,
+    /// `log2(ppb)` when `ppb` is a power of two (the sampler's block number is then a shift).
+    block_shift: Option<u32>,
+    /// A sampled block's hash is at most this (`u64::MAX` when every block is sampled).
+    limit: u64,
+    /// Whether each of the first blocks of the device is sampled, one bit each (the same answer
+    /// as the hash, precomputed: a load from a small array instead of a hash per request).
+    sample_map: Vec<u64>,
     epoch_len: u64,
     owed_ns: f64,
     in_epoch: u64,
@@ -176,7 +216,25 @@ pub struct Fbx {
     switches: u64,
 }
 
-const FREE: u64 = u64::MAX;
+/// Ages (ticks since a frame's last access) are exact below this; older frames are clamped to
+/// it, so that 16-bit wrapping ages stay unambiguous (the handover order of frames untouched for
+/// that long is then by frame number).
+const AGE_CAP: u16 = 1 << 15;
+/// Ticks between two clamps of the ages: at most `AGE_CAP + AGE_REFRESH < 2¹⁶` old.
+const AGE_REFRESH: u64 = 1 << 14;
+
+/// The tick of a buffer of `capacity` frames: the smallest power of two of requests for which
+/// [`AGE_CAP`] ticks span at least 16 times the buffer (a page untouched for that long has seen
+/// the buffer turn over many times: its exact age no longer matters), one request up to 2,048
+/// frames.
+pub fn tick_shift(capacity: usize) -> u32 {
+    (16 * capacity as u64).div_ceil(u64::from(AGE_CAP)).next_power_of_two().trailing_zeros()
+}
+
+#[inline(always)]
+fn bit(v: &[u64], f: usize) -> bool {
+    v[f >> 6] >> (f & 63) & 1 != 0
+}
 
 impl Fbx {
     /// The expert managing the buffer now.
@@ -206,30 +264,43 @@ impl Fbx {
 
     /// The sampling rate in force.
     pub fn rate(&self) -> f64 {
-        if self.all { 1.0 } else { self.threshold as f64 / 2f64.powi(64) }
+        if self.limit == u64::MAX { 1.0 } else { (self.limit as f64 + 1.0) / 2f64.powi(64) }
     }
 
     #[inline(always)]
     fn sampled(&self, page: u64) -> bool {
-        self.all || mix(page / self.ppb) < self.threshold
+        let block = match self.block_shift {
+            Some(s) => page >> s,
+            None => page / self.ppb,
+        };
+        match self.sample_map.get((block >> 6) as usize) {
+            Some(w) => w >> (block & 63) & 1 != 0,
+            None => mix(block) <= self.limit,
+        }
     }
 
-    #[inline]
+    #[inline(always)]
     fn feed(&mut self, a: &Access) {
-        if !self.sampled(a.page) {
-            return;
+        if self.sampled(a.page) {
+            self.feed_sampled(a);
         }
+    }
+
+    /// One step of every shadow (about one request in `1 / R`).
+    #[inline(never)]
+    fn feed_sampled(&mut self, a: &Access) {
+        let a = Access { page: self.compactor.compact(a.page), ..*a };
         for s in &mut self.shadows {
-            s.access(a);
+            s.access(&a);
         }
         self.in_epoch += 1;
         if self.in_epoch >= self.epoch_len {
-            self.end_epoch();
+            self.end_epoch(a.time);
         }
     }
 
     #[cold]
-    fn end_epoch(&mut self) {
+    fn end_epoch(&mut self, now: u64) {
         self.in_epoch = 0;
         self.epochs += 1;
         let ppb = self.ppb;
@@ -254,48 +325,96 @@ impl Fbx {
             }
         }
         if best != lead && self.scores[best] < (1.0 - HYSTERESIS) * self.scores[lead] {
-            self.switch_to(ExpertKind::ALL[best]);
+            self.switch_to(ExpertKind::ALL[best], now);
         }
     }
 
-    /// Hands the buffer to a new expert: every resident page, least recent first, with its last
-    /// access time and its dirty flag.
-    fn switch_to(&mut self, kind: ExpertKind) {
+    /// Hands the buffer to a new expert at time `now` (no earlier than any access seen): every
+    /// resident page, least recent first, with its last access time and its dirty flag.
+    fn switch_to(&mut self, kind: ExpertKind, now: u64) {
+        if now >= self.refresh_at {
+            self.refresh(now);
+        }
         let capacity = self.page.len();
         let mut next = Expert::new(kind, capacity, &self.profile, &self.fbp);
+        let tick = (now >> self.tick_shift) as u16;
         self.order.clear();
-        for (f, &p) in self.page.iter().enumerate() {
-            if p != FREE {
-                self.order.push((self.last[f], f as FrameId));
+        for f in 0..capacity {
+            if bit(&self.used, f) {
+                // Largest age first: sorting `2¹⁶ − 1 − age` ascending (frames of one tick, or
+                // clamped, in frame order).
+                let age = tick.wrapping_sub(self.last[f]);
+                self.order.push(u64::from(u16::MAX - age) << 32 | f as u64);
             }
         }
         self.order.sort_unstable();
-        for &(t, f) in &self.order {
-            let kind = if self.dirty[f as usize] { AccessKind::Write } else { AccessKind::Read };
-            next.on_insert(f, &Access::new(self.page[f as usize], kind, t));
+        for &k in &self.order {
+            let f = k as u32 as usize;
+            let age = u64::from(u16::MAX - (k >> 32) as u16) << self.tick_shift;
+            let dirty = self.leader.is_dirty(f as FrameId).unwrap_or(false);
+            let kind = if dirty { AccessKind::Write } else { AccessKind::Read };
+            next.on_insert(f as FrameId, &Access::new(self.page_of(f), kind, now - age.min(now)));
         }
         self.leader = next;
         self.switches += 1;
     }
 
-    #[inline]
-    fn track(&mut self, frame: FrameId, a: &Access, insert: bool) {
-        let f = frame as usize;
-        if insert {
-            self.tracked += 1;
-            self.page[f] = a.page;
-            self.dirty[f] = a.kind.is_write();
-        } else {
-            self.dirty[f] |= a.kind.is_write();
+    /// Clamps every age beyond [`AGE_CAP`] to it (every [`AGE_REFRESH`] ticks, O(frames)).
+    #[cold]
+    fn refresh(&mut self, now: u64) {
+        let tick = (now >> self.tick_shift) as u16;
+        for t in &mut self.last {
+            if tick.wrapping_sub(*t) > AGE_CAP {
+                *t = tick.wrapping_sub(AGE_CAP);
+            }
         }
-        self.last[f] = a.time;
+        self.refresh_at = now.saturating_add(AGE_REFRESH << self.tick_shift);
     }
 
+    /// Records an access to a tracked frame: its tick (one store).
+    #[inline(always)]
+    fn touch(&mut self, f: usize, a: &Access) {
+        if a.time >= self.refresh_at {
+            self.refresh(a.time);
+        }
+        self.last[f] = (a.time >> self.tick_shift) as u16;
+    }
+
+    #[inline(always)]
+    fn track_insert(&mut self, frame: FrameId, a: &Access) {
+        let f = frame as usize;
+        self.tracked += 1;
+        match u32::try_from(a.page) {
+            Ok(p) if !self.is_wide => self.page[f] = p,
+            _ => self.store_wide(f, a.page),
+        }
+        self.used[f >> 6] |= 1 << (f & 63);
+        self.touch(f, a);
+    }
+
+    /// The page of tracked frame `f`.
+    fn page_of(&self, f: usize) -> u64 {
+        if self.is_wide { self.wide[f] } else { u64::from(self.page[f]) }
+    }
+
+    /// Stores a page in `wide`, moving every frame's page there first if it is the first page
+    /// beyond `u32` (once a run).
+    #[cold]
+    fn store_wide(&mut self, f: usize, page: u64) {
+        if !self.is_wide {
+            for (w, &p) in self.wide.iter_mut().zip(&self.page) {
+                *w = u64::from(p);
+            }
+            self.is_wide = true;
+        }
+        self.wide[f] = page;
+    }
+
+    #[inline]
     fn untrack(&mut self, frame: FrameId) {
         let f = frame as usize;
-        if f < self.page.len() && self.page[f] != FREE {
-            self.page[f] = FREE;
-            self.dirty[f] = false;
+        if f < self.page.len() && bit(&self.used, f) {
+            self.used[f >> 6] &= !(1 << (f & 63));
             self.tracked -= 1;
         }
     }
@@ -307,36 +426,48 @@ impl Replacer for Fbx {
     fn new(capacity: usize, config: &FbxConfig) -> Self {
         let capacity = capacity.max(1);
         let profile = DeviceProfile { logical_pages: config.logical_pages.unwrap_or(0), ..config.device.profile() };
-        let mut fbp = config.device.clone();
+        let mut fbp = FbpConfig { device: config.device.clone(), pad: None };
         fbp.fill_device(&profile);
         let ppb = u64::from(profile.pages_per_block.max(1));
         let floor = MIN_SAMPLED_BLOCKS * ppb;
         let all = capacity as u64 <= floor;
         let rate = if all { 1.0 } else { floor as f64 / capacity as f64 };
-        let threshold = if all { u64::MAX } else { (rate * 2f64.powi(64)) as u64 };
+        let limit = if all { u64::MAX } else { ((rate * 2f64.powi(64)) as u64).saturating_sub(1) };
         let mini = if all { capacity } else { ((capacity as f64 * rate).round() as usize).max(1) };
         let space = shadow_space(config.logical_pages, ppb, rate, mini);
+        let logs = shadow_log_blocks(config.log_blocks, rate);
+        // The device's blocks (all the map's blocks when its size is unknown).
+        let blocks = config.logical_pages.filter(|&l| l > 0).map_or(SAMPLE_MAP_BLOCKS, |l| l.div_ceil(ppb));
+        let mapped = blocks.min(SAMPLE_MAP_BLOCKS).div_ceil(64);
+        let sample_map =
+            (0..mapped).map(|w| (0..64).fold(0u64, |acc, i| acc | u64::from(mix(w * 64 + i) <= limit) << i)).collect();
         let shadows: Vec<Shadow> =
-            ExpertKind::ALL.iter().map(|&k| Shadow::new(k, mini, &profile, config.log_blocks, &fbp, space)).collect();
+            ExpertKind::ALL.iter().map(|&k| Shadow::new(k, mini, &profile, logs, &fbp, space)).collect();
         let first = match profile.ftl {
             FtlClass::Ideal | FtlClass::PageMapped => ExpertKind::AdLru,
             FtlClass::BlockMapped | FtlClass::LogBlock | FtlClass::SharedLog => ExpertKind::Cfdc,
         };
         Fbx {
+            compactor: Compactor::new(crate::shadow::space_blocks(space, mini, ppb), ppb),
             leader: Expert::new(first, capacity, &profile, &fbp),
             scores: vec![0.0; shadows.len()],
             last_cost: vec![0.0; shadows.len()],
             shadows,
             profile,
             fbp,
-            page: vec![FREE; capacity],
+            page: vec![0; capacity],
+            wide: vec![0; capacity],
+            is_wide: false,
             last: vec![0; capacity],
-            dirty: vec![false; capacity],
+            used: vec![0; capacity.div_ceil(64)],
+            refresh_at: AGE_REFRESH << tick_shift(capacity),
+            tick_shift: tick_shift(capacity),
             tracked: 0,
             order: Vec::with_capacity(capacity),
             ppb,
-            threshold,
-            all,
+            block_shift: ppb.is_power_of_two().then(|| ppb.trailing_zeros()),
+            limit,
+            sample_map,
             epoch_len: EPOCH_BUFFERS * mini as u64,
             owed_ns: crate::fbp::write_cost_us(&profile) * 1e3,
             in_epoch: 0,
@@ -345,16 +476,16 @@ impl Replacer for Fbx {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn on_hit(&mut self, frame: FrameId, a: &Access) {
-        self.track(frame, a, false);
+        self.touch(frame as usize, a);
         self.leader.on_hit(frame, a);
         self.feed(a);
     }
 
-    #[inline]
+    #[inline(always)]
     fn on_insert(&mut self, frame: FrameId, a: &Access) {
-        self.track(frame, a, true);
+        self.track_insert(frame, a);
         self.leader.on_insert(frame, a);
         self.feed(a);
     }
@@ -362,6 +493,11 @@ impl Replacer for Fbx {
     #[inline(always)]
     fn prefetch(&self, page: u64) {
         self.leader.prefetch(page);
+    }
+
+    #[inline(always)]
+    fn prefetch_frame(&self, frame: FrameId) {
+        self.leader.prefetch_frame(frame);
     }
 
     fn victims<P: Pins + ?Sized>(
@@ -392,7 +528,7 @@ impl Replacer for Fbx {
 
     fn is_dirty(&self, frame: FrameId) -> Option<bool> {
         let f = frame as usize;
-        (f < self.page.len() && self.page[f] != FREE).then(|| self.dirty[f])
+        if f < self.page.len() && bit(&self.used, f) { self.leader.is_dirty(frame) } else { None }
     }
 
     fn check_invariants(&self) -> Result<(), String> {
@@ -405,10 +541,11 @@ impl Replacer for Fbx {
                 self.tracked
             ));
         }
-        let used = self.page.iter().filter(|&&p| p != FREE).count();
+        let used = self.used.iter().map(|w| w.count_ones() as usize).sum::<usize>();
         if used != self.tracked {
             return Err(format!("{used} frames hold a page, {} counted", self.tracked));
         }
+
         for s in &self.shadows {
             s.check_invariants()?;
         }
@@ -501,9 +638,11 @@ mod tests {
         c.set("ppb", "4").unwrap();
         let mut h = Harness::<Fbx>::new(8, c);
         let mut rng = ChaCha8Rng::seed_from_u64(9);
+        let mut now = 0;
         for round in 0..4 {
             for to in ExpertKind::ALL {
                 for _ in 0..20 {
+                    now += 1;
                     let p = rng.random_range(0..40u64);
                     if rng.random::<bool>() {
                         h.write(p)
@@ -512,7 +651,7 @@ mod tests {
                     };
                 }
                 let resident = h.resident();
-                h.policy.switch_to(to);
+                h.policy.switch_to(to, now);
                 assert_eq!(h.policy.leader(), to);
                 h.check().unwrap();
                 assert_eq!(h.policy.leader.len(), resident.len());
@@ -530,6 +669,20 @@ mod tests {
     }
 
     #[test]
+    fn pages_beyond_32_bits_keep_every_frames_page() {
+        let mut h = Harness::<Fbx>::new(16, config("ideal"));
+        let wide = [1u64 << 32, u64::MAX - 5, (1 << 40) + 3];
+        for i in 0..40u64 {
+            let p = if i % 13 == 12 { wide[(i / 13) as usize % 3] } else { i * 7 };
+            h.read(p);
+            assert_eq!(h.policy.is_wide, i >= 12);
+            for p in h.resident() {
+                assert_eq!(h.policy.page_of(h.frame_of(p).unwrap() as usize), p, "after {i} requests");
+            }
+        }
+    }
+
+    #[test]
     fn the_shadow_device_is_the_run_device_scaled_by_the_rate() {
         // Fully sampled: the run's own 32 blocks.
         assert_eq!(shadow_space(Some(2048), 64, 1.0, 256), Some(32));
@@ -543,6 +696,60 @@ mod tests {
         c.fill_device(&DeviceProfile { logical_pages: 5000, ..DeviceProfile::MICRON_PAGE });
         assert_eq!(c.logical_pages, Some(5000));
         assert_eq!(c.values().len(), FbxConfig::KEYS.len());
+    }
+
+    #[test]
+    fn the_shadows_log_blocks_scale_with_the_rate() {
+        assert_eq!(shadow_log_blocks(8, 1.0), 8);
+        assert_eq!(shadow_log_blocks(16, 0.25), 4);
+        assert_eq!(shadow_log_blocks(8, 0.1), 1);
+        // Below one, the shadow raises it to what its FTL needs.
+        assert_eq!(shadow_log_blocks(8, 0.01), 0);
+        assert_eq!(crate::shadow::min_log_blocks(flashbuf_flash::DeviceKind::Bast), 1);
+        assert_eq!(crate::shadow::min_log_blocks(flashbuf_flash::DeviceKind::Fast), 2);
+        let f = Fbx::new(100_000, &config("shared-log"));
+        assert!(f.shadows().iter().all(|s| !s.failed()));
+    }
+
+    #[test]
+    fn ticks_span_sixteen_buffers() {
+        assert_eq!(tick_shift(1), 0);
+        assert_eq!(tick_shift(2048), 0);
+        assert_eq!(tick_shift(2049), 1);
+        assert_eq!(tick_shift(100_000), 6);
+        for c in [1, 100, 2048, 5000, 100_000, 1 << 24] {
+            assert!(u64::from(AGE_CAP) << tick_shift(c) >= 16 * c as u64, "{c}");
+            assert!(c <= 2048 || u64::from(AGE_CAP) << (tick_shift(c) - 1) < 16 * c as u64, "{c}");
+        }
+    }
+
+    #[test]
+    fn a_handover_puts_frames_untouched_for_long_first() {
+        // 4 frames (a tick is a request). Page 0 is never touched after time 0, page 1 until
+        // 60,000, page 3 at 69,500, page 2 at 70,000; the switch comes at 70,001, when 16-bit
+        // ticks have wrapped: page 0's age is clamped to the cap, and the handover order is
+        // 0, 1, 3, 2 (by wrapped ages alone page 1 would look older than page 0). The new leader
+        // (AD-LRU, every page clean and cold) evicts in that order.
+        let mut f = Fbx::new(4, &config("ideal"));
+        let read = |p, t| Access::new(p, AccessKind::Read, t);
+        for fr in 0..4 {
+            f.on_insert(fr, &read(u64::from(fr), u64::from(fr)));
+        }
+        let mut hits: Vec<(u64, FrameId)> = (1..=60).map(|k| (k * 1000, 1)).collect();
+        hits.extend([(69_500, 3), (70_000, 2)]);
+        for (t, fr) in hits {
+            f.on_hit(fr, &read(u64::from(fr), t));
+        }
+        assert_eq!(f.switches(), 0);
+        f.switch_to(ExpertKind::AdLru, 70_001);
+        let mut out = Evictions::default();
+        let mut order = Vec::new();
+        for _ in 0..4 {
+            out.clear();
+            f.victims(&read(9, 70_002), &crate::replacer::NoPins, &mut out).unwrap();
+            order.extend_from_slice(&out.victims);
+        }
+        assert_eq!(order, vec![0, 1, 3, 2]);
     }
 
     #[test]

@@ -82,6 +82,118 @@ impl DeviceProfile {
     };
 }
 
+/// The device figures of a device-aware policy (FBP, FBX), each `auto` (`None`: taken from the
+/// run's device by [`DeviceParams::fill_device`]) unless given: the keys `read-us`,
+/// `program-us`, `erase-us`, `ppb` and `ftl`, parsed and printed alike for every such policy.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct DeviceParams {
+    /// Page read latency, µs (`auto`: the device's).
+    pub read_us: Option<f64>,
+    /// Page program latency, µs (`auto`: the device's).
+    pub program_us: Option<f64>,
+    /// Block erase latency, µs (`auto`: the device's).
+    pub erase_us: Option<f64>,
+    /// Pages per flash block (`auto`: the device's).
+    pub ppb: Option<u32>,
+    /// The FTL class (`auto`: the device's).
+    pub ftl: Option<FtlClass>,
+}
+
+impl DeviceParams {
+    /// The keys, in the order [`DeviceParams::values`] gives them.
+    pub const KEYS: [ParamDoc; 5] = [
+        ParamDoc { key: "read-us", help: "page read latency in µs, default auto (the device's)" },
+        ParamDoc { key: "program-us", help: "page program latency in µs, default auto (the device's)" },
+        ParamDoc { key: "erase-us", help: "block erase latency in µs, default auto (the device's)" },
+        ParamDoc { key: "ppb", help: "pages per flash block, default auto (the device's)" },
+        ParamDoc {
+            key: "ftl",
+            help: "FTL class: ideal, page, block, log (BAST) or shared-log (FAST), default auto (the device's)",
+        },
+    ];
+
+    /// Sets `key` when it is one of [`DeviceParams::KEYS`] (`Ok(true)`), validating the value;
+    /// `Ok(false)` for any other key.
+    pub fn set(&mut self, key: &str, value: &str) -> Result<bool, String> {
+        match key {
+            "read-us" => {
+                self.read_us = auto(key, value, |k, v| parse_fraction(k, v, 0.0, 1e9))?;
+                if self.read_us == Some(0.0) {
+                    return Err("read-us=0: a read must cost something (costs are relative to it)".to_string());
+                }
+            }
+            "program-us" => self.program_us = auto(key, value, |k, v| parse_fraction(k, v, 0.0, 1e9))?,
+            "erase-us" => self.erase_us = auto(key, value, |k, v| parse_fraction(k, v, 0.0, 1e9))?,
+            "ppb" => self.ppb = auto(key, value, |k, v| parse_int(k, v, 1, 1 << 20).map(|n| n as u32))?,
+            "ftl" => {
+                self.ftl = auto(key, value, |k, v| match v.trim() {
+                    "ideal" => Ok(FtlClass::Ideal),
+                    "page" => Ok(FtlClass::PageMapped),
+                    "block" => Ok(FtlClass::BlockMapped),
+                    "log" => Ok(FtlClass::LogBlock),
+                    "shared-log" => Ok(FtlClass::SharedLog),
+                    _ => Err(format!("{k}={v}: must be ideal, page, block, log, shared-log or auto")),
+                })?
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// The values, in [`DeviceParams::KEYS`] order (`auto` where not given).
+    pub fn values(&self) -> Vec<String> {
+        let f = |v: Option<f64>| v.map_or_else(|| "auto".to_string(), fmt_float);
+        vec![
+            f(self.read_us),
+            f(self.program_us),
+            f(self.erase_us),
+            self.ppb.map_or_else(|| "auto".to_string(), |n| n.to_string()),
+            self.ftl.map_or_else(|| "auto".to_string(), |c| c.name().to_string()),
+        ]
+    }
+
+    /// Takes every figure left `auto` from the run's device `d` ([`PolicyParams::fill_device`]).
+    pub fn fill_device(&mut self, d: &DeviceProfile) {
+        self.read_us.get_or_insert(d.read_us);
+        self.program_us.get_or_insert(d.program_us);
+        self.erase_us.get_or_insert(d.erase_us);
+        self.ppb.get_or_insert(d.pages_per_block);
+        self.ftl.get_or_insert(d.ftl);
+    }
+
+    /// The device figures in force: the given ones, the rest from MICRON behind a page-mapped
+    /// FTL ([`DeviceProfile::MICRON_PAGE`], flashbuf's default device); size unknown.
+    pub fn profile(&self) -> DeviceProfile {
+        let d = DeviceProfile::MICRON_PAGE;
+        DeviceProfile {
+            read_us: self.read_us.unwrap_or(d.read_us),
+            program_us: self.program_us.unwrap_or(d.program_us),
+            erase_us: self.erase_us.unwrap_or(d.erase_us),
+            pages_per_block: self.ppb.unwrap_or(d.pages_per_block),
+            ftl: self.ftl.unwrap_or(d.ftl),
+            logical_pages: 0,
+        }
+    }
+}
+
+impl FtlClass {
+    /// The class's name as the `ftl` parameter writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            FtlClass::Ideal => "ideal",
+            FtlClass::PageMapped => "page",
+            FtlClass::BlockMapped => "block",
+            FtlClass::LogBlock => "log",
+            FtlClass::SharedLog => "shared-log",
+        }
+    }
+}
+
+/// `None` for `auto`, else the value parsed.
+pub fn auto<T>(key: &str, value: &str, parse: impl Fn(&str, &str) -> Result<T, String>) -> Result<Option<T>, String> {
+    if value.trim() == "auto" { Ok(None) } else { parse(key, value).map(Some) }
+}
+
 /// The parameter set of a policy without parameters.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct NoParams;

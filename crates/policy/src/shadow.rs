@@ -126,25 +126,25 @@ impl Expert {
     }
 
     /// See [`Replacer::on_hit`].
-    #[inline]
+    #[inline(always)]
     pub fn on_hit(&mut self, frame: FrameId, a: &Access) {
         each!(self, p => p.on_hit(frame, a))
     }
 
     /// See [`Replacer::on_insert`].
-    #[inline]
+    #[inline(always)]
     pub fn on_insert(&mut self, frame: FrameId, a: &Access) {
         each!(self, p => p.on_insert(frame, a))
     }
 
     /// See [`Replacer::victims`].
-    #[inline]
+    #[inline(always)]
     pub fn victims<P: Pins + ?Sized>(&mut self, a: &Access, pins: &P, out: &mut Evictions) -> Result<(), EvictError> {
         each!(self, p => p.victims(a, pins, out))
     }
 
     /// See [`Replacer::remove`].
-    #[inline]
+    #[inline(always)]
     pub fn remove(&mut self, frame: FrameId) {
         each!(self, p => p.remove(frame))
     }
@@ -153,6 +153,18 @@ impl Expert {
     #[inline(always)]
     pub fn prefetch(&self, page: u64) {
         each!(self, p => p.prefetch(page))
+    }
+
+    /// See [`Replacer::prefetch_frame`].
+    #[inline(always)]
+    pub fn prefetch_frame(&self, frame: FrameId) {
+        each!(self, p => p.prefetch_frame(frame))
+    }
+
+    /// See [`Replacer::likely_victim`].
+    #[inline(always)]
+    pub fn likely_victim(&self) -> Option<FrameId> {
+        each!(self, p => p.likely_victim())
     }
 
     /// See [`Replacer::is_dirty`].
@@ -185,6 +197,12 @@ pub const SPACE_BUFFERS: u64 = 128;
 /// Smallest shadow device of an unknown size, in flash blocks.
 pub const SPACE_MIN_BLOCKS: u64 = 64;
 
+/// The fewest log blocks a log-block FTL works with: one for BAST, two for FAST (its sequential
+/// log and one random log block); 1 for the others (which have none).
+pub fn min_log_blocks(kind: DeviceKind) -> u32 {
+    if kind == DeviceKind::Fast { 2 } else { 1 }
+}
+
 /// The device kind standing for an FTL class.
 pub fn device_kind(f: FtlClass) -> DeviceKind {
     match f {
@@ -210,6 +228,50 @@ impl Pins for Table<'_> {
     }
 }
 
+/// Numbers the sampled flash blocks compactly, in order of first appearance, into a shadow
+/// device of `space_blocks` blocks; beyond that, blocks share a device block by hash. Every
+/// shadow of a run sees the same sampled requests, so one compactor serves them all.
+pub struct Compactor {
+    blocks: FxHashMap<u64, u64>,
+    space_blocks: u64,
+    ppb: u64,
+}
+
+impl Compactor {
+    /// A compactor for blocks of `ppb` pages (at least 1) into `space_blocks` device blocks (at
+    /// least 1); its map is reserved for them now.
+    pub fn new(space_blocks: u64, ppb: u64) -> Self {
+        let space_blocks = space_blocks.max(1);
+        let mut blocks = FxHashMap::default();
+        blocks.reserve(space_blocks as usize);
+        Compactor { blocks, space_blocks, ppb: ppb.max(1) }
+    }
+
+    /// The compact page standing for the sampled `page`.
+    #[inline]
+    pub fn compact(&mut self, page: u64) -> u64 {
+        let block = page / self.ppb;
+        let n = self.blocks.len() as u64;
+        let b = if let Some(&b) = self.blocks.get(&block) {
+            b
+        } else if n < self.space_blocks {
+            self.blocks.insert(block, n);
+            n
+        } else {
+            crate::fbx::mix(block) % self.space_blocks
+        };
+        b * self.ppb + page % self.ppb
+    }
+}
+
+/// The device blocks of a shadow of `frames` frames (blocks of `ppb` pages): `space_blocks`
+/// when known, else [`SPACE_BUFFERS`] miniature buffers (at least [`SPACE_MIN_BLOCKS`]).
+pub fn space_blocks(space_blocks: Option<u64>, frames: usize, ppb: u64) -> u64 {
+    space_blocks
+        .unwrap_or_else(|| (frames.max(1) as u64 * SPACE_BUFFERS).div_ceil(ppb.max(1)).max(SPACE_MIN_BLOCKS))
+        .max(1)
+}
+
 /// One expert simulated on the sampled substream (see the module documentation).
 pub struct Shadow {
     expert: Expert,
@@ -218,9 +280,6 @@ pub struct Shadow {
     page: Vec<u64>,
     dirty: Vec<bool>,
     free: Vec<FrameId>,
-    blocks: FxHashMap<u64, u64>,
-    space_blocks: u64,
-    ppb: u64,
     out: Evictions,
     prices_ns: [f64; 3],
     dirty_frames: u64,
@@ -235,7 +294,8 @@ pub struct Shadow {
 impl Shadow {
     /// A shadow of `kind` with `frames` frames over a device of the class and chip of `d`
     /// (`log_blocks` log blocks on log-block FTLs) holding `space_blocks` flash blocks (`None`:
-    /// [`SPACE_BUFFERS`] miniature buffers).
+    /// [`SPACE_BUFFERS`] miniature buffers; see [`space_blocks`]). Its requests' pages are
+    /// compact pages of that space ([`Compactor`]).
     pub fn new(
         kind: ExpertKind,
         frames: usize,
@@ -246,9 +306,10 @@ impl Shadow {
     ) -> Self {
         let frames = frames.max(1);
         let ppb = u64::from(d.pages_per_block.max(1));
-        let space_blocks =
-            space_blocks.unwrap_or_else(|| (frames as u64 * SPACE_BUFFERS).div_ceil(ppb).max(SPACE_MIN_BLOCKS)).max(1);
-        let cfg = DeviceConfig { kind: device_kind(d.ftl), log_blocks: log_blocks.max(2), ..DeviceConfig::default() };
+        let space_blocks = self::space_blocks(space_blocks, frames, ppb);
+        let kind_ = device_kind(d.ftl);
+        let cfg =
+            DeviceConfig { kind: kind_, log_blocks: log_blocks.max(min_log_blocks(kind_)), ..DeviceConfig::default() };
         // The presets' chips have 64 pages a block; the space is counted in the device's blocks.
         let dev_ppb = 64;
         let logical = space_blocks.saturating_mul(ppb).min(1 << 31).div_ceil(dev_ppb) * dev_ppb;
@@ -263,8 +324,6 @@ impl Shadow {
         };
         let mut table = FxHashMap::default();
         table.reserve(frames);
-        let mut blocks = FxHashMap::default();
-        blocks.reserve(space_blocks as usize);
         Shadow {
             expert: Expert::new(kind, frames, d, fbp),
             device,
@@ -272,9 +331,6 @@ impl Shadow {
             page: vec![u64::MAX; frames],
             dirty: vec![false; frames],
             free: (0..frames as FrameId).rev().collect(),
-            blocks,
-            space_blocks,
-            ppb,
             out: Evictions { victims: Vec::with_capacity(4 * ppb as usize + 4), pad: None, bypass: false },
             prices_ns: [d.read_us * 1e3, d.program_us * 1e3, d.erase_us * 1e3],
             dirty_frames: 0,
@@ -332,6 +388,11 @@ impl Shadow {
         cost + self.dirty_frames as f64 * per_write
     }
 
+    /// The shadow's device counters (reads, programs, erases, merges, garbage collection).
+    pub fn device_stats(&self) -> flashbuf_flash::DeviceStats {
+        self.device.stats()
+    }
+
     /// Pages written to the shadow's device so far.
     pub fn pages_written(&self) -> u64 {
         self.device.stats().host_writes
@@ -347,22 +408,6 @@ impl Shadow {
         self.filled || self.failed
     }
 
-    /// The compact page standing for the sampled `page`.
-    #[inline]
-    fn compact(&mut self, page: u64) -> u64 {
-        let block = page / self.ppb;
-        let n = self.blocks.len() as u64;
-        let b = if let Some(&b) = self.blocks.get(&block) {
-            b
-        } else if n < self.space_blocks {
-            self.blocks.insert(block, n);
-            n
-        } else {
-            crate::fbx::mix(block) % self.space_blocks
-        };
-        b * self.ppb + page % self.ppb
-    }
-
     fn read(&mut self, page: u64) {
         if self.device.read(page).is_err() {
             self.failed = true;
@@ -375,20 +420,19 @@ impl Shadow {
         }
     }
 
-    /// Simulates one sampled request (`a.page` is the trace's page).
+    /// Simulates one sampled request (`a.page` is a compact page: [`Compactor::compact`]).
     pub fn access(&mut self, a: &Access) {
         if self.failed {
             return;
         }
         self.requests += 1;
-        let page = self.compact(a.page);
-        let a = Access { page, ..*a };
+        let page = a.page;
         if let Some(&f) = self.table.get(&page) {
             if a.kind.is_write() && !self.dirty[f as usize] {
                 self.dirty[f as usize] = true;
                 self.dirty_frames += 1;
             }
-            self.expert.on_hit(f, &a);
+            self.expert.on_hit(f, a);
             return;
         }
         self.misses += 1;
@@ -396,7 +440,7 @@ impl Shadow {
             self.filled = true;
             self.out.clear();
             let mut out = std::mem::take(&mut self.out);
-            let r = self.expert.victims(&a, &Table(&self.table), &mut out);
+            let r = self.expert.victims(a, &Table(&self.table), &mut out);
             if r.is_err() || (out.victims.is_empty() && !out.bypass) {
                 self.out = out;
                 self.failed = true;
@@ -449,7 +493,7 @@ impl Shadow {
         self.page[f as usize] = page;
         self.dirty[f as usize] = a.kind == AccessKind::Write;
         self.dirty_frames += u64::from(a.kind == AccessKind::Write);
-        self.expert.on_insert(f, &a);
+        self.expert.on_insert(f, a);
     }
 
     /// Recounts the shadow's buffer against its expert and page table.

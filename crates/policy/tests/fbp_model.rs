@@ -9,6 +9,7 @@
 use std::collections::VecDeque;
 
 use flashbuf_policy::fbp::{Fbp, FbpConfig, write_cost_us};
+use flashbuf_policy::params::DeviceParams;
 use flashbuf_policy::testing::Harness;
 use flashbuf_policy::{AccessKind, FtlClass};
 use proptest::prelude::*;
@@ -145,14 +146,16 @@ impl Model {
 
 fn config(ftl: u8, pad: Option<bool>, read: u32, program: u32) -> FbpConfig {
     FbpConfig {
-        read_us: Some(f64::from(read)),
-        program_us: Some(f64::from(program)),
-        erase_us: Some(f64::from(program) * 3.0),
-        ppb: Some(4),
-        ftl: Some(
-            [FtlClass::Ideal, FtlClass::PageMapped, FtlClass::LogBlock, FtlClass::SharedLog, FtlClass::BlockMapped]
-                [ftl as usize],
-        ),
+        device: DeviceParams {
+            read_us: Some(f64::from(read)),
+            program_us: Some(f64::from(program)),
+            erase_us: Some(f64::from(program) * 3.0),
+            ppb: Some(4),
+            ftl: Some(
+                [FtlClass::Ideal, FtlClass::PageMapped, FtlClass::LogBlock, FtlClass::SharedLog, FtlClass::BlockMapped]
+                    [ftl as usize],
+            ),
+        },
         pad,
     }
 }

@@ -7,7 +7,7 @@
 
 use flashbuf_flash::{DeviceConfig, DeviceKind};
 use flashbuf_policy::fbp::FbpConfig;
-use flashbuf_policy::shadow::{ExpertKind, Shadow};
+use flashbuf_policy::shadow::{Compactor, ExpertKind, Shadow};
 use flashbuf_policy::{Access, PolicyParams};
 use flashbuf_sim::{RunSpec, device_profile, execute};
 use flashbuf_trace::{Request, TraceSpec};
@@ -35,8 +35,9 @@ fn a_full_shadow_costs_what_the_simulator_measures() {
         fbp.fill_device(&profile);
         for expert in ExpertKind::ALL {
             let mut s = Shadow::new(expert, 256, &profile, device.log_blocks, &fbp, Some(32));
+            let mut c = Compactor::new(32, u64::from(profile.pages_per_block));
             for (t, r) in reqs.iter().enumerate() {
-                s.access(&Access::new(r.page, r.kind, t as u64));
+                s.access(&Access::new(c.compact(r.page), r.kind, t as u64));
             }
             s.check_invariants().unwrap();
             assert!(!s.failed());
