@@ -37,6 +37,7 @@ use super::slots::{CLEAN, PageState, Slots};
 use super::stack::{NO_POS, Stack};
 use crate::buffer::{Counters, WriteMiss};
 use crate::sample::BlockSampler;
+use flashbuf_trace::sample::SampleCache;
 
 /// The histogram over bins, one array per quantity so that a trace without writes touches only
 /// the hits: weighted hits by kind (read, write), write-back intervals opening and closing at a
@@ -127,26 +128,18 @@ enum Mode {
 /// Requests per chunk of fixed-rate SHARDS' decisions.
 const CHUNK: usize = 256;
 
-/// Blocks below this many have their sampling decisions cached (a bitmap of at most 2 MiB).
-const CACHED_BLOCKS: u64 = 1 << 24;
-
-/// Fixed-rate SHARDS' sampling decisions: the sampler's, cached as one bit per block for the
-/// blocks below a bound, so that the test on the 99% of requests that are not sampled is a
-/// shift and a bit test rather than a hash. The cache grows by doubling, to at most
-/// [`CACHED_BLOCKS`], and only to blocks below the requests fed so far (`budget`): filling it
-/// costs at most two hashes per request, whatever the page numbers; a block beyond it is hashed.
-/// The decisions are the sampler's own, so the sample is the same.
+/// Fixed-rate SHARDS' sampling decisions: the sampler's, cached as one bit per block
+/// ([`SampleCache`]: at most two hashes per request to fill, whatever the page numbers), so that
+/// the test on the 99% of requests that are not sampled is a shift and a bit test rather than a
+/// hash. The decisions are the sampler's own, so the sample is the same.
 #[derive(Clone, Debug)]
 struct Decisions {
-    sampler: BlockSampler,
-    /// Bit `b`: block `b` is sampled, for the blocks `b < 64 · bits.len()`.
-    bits: Vec<u64>,
-    budget: u64,
+    cache: SampleCache,
 }
 
 impl Decisions {
     fn new(sampler: BlockSampler) -> Self {
-        Decisions { sampler, bits: Vec::new(), budget: 0 }
+        Decisions { cache: SampleCache::new(sampler) }
     }
 
     /// Calls `kept` for every request of `batch` that the sampler keeps, in order, and returns
@@ -155,7 +148,6 @@ impl Decisions {
     /// then grows to the largest block it missed.
     #[inline]
     fn filter(&mut self, batch: &[Request], mut kept: impl FnMut(&Request)) -> u64 {
-        self.budget += batch.len() as u64;
         let (mut writes, mut missed) = (0, 0);
         let mut index = [0u16; CHUNK];
         for chunk in batch.chunks(CHUNK) {
@@ -164,32 +156,21 @@ impl Decisions {
                 kept(&chunk[i as usize]);
             }
         }
-        if missed >= self.cached() {
-            self.cache_to(missed);
-        }
+        self.cache.update(batch.len() as u64, missed);
         writes
     }
 
     /// Stores in `kept` the indices of the kept requests of `chunk` (at most [`CHUNK`]) and
     /// returns how many; adds the writes of the chunk to `writes`, and raises `missed` to the
-    /// largest block that the cache did not cover. A function of its own, so that its loop keeps
-    /// everything in registers.
+    /// largest block that the cache did not cover and could. A function of its own, so that its
+    /// loop keeps everything in registers.
     #[inline(never)]
     fn decide(&self, chunk: &[Request], kept: &mut [u16; CHUNK], writes: &mut u64, missed: &mut u64) -> usize {
-        let (bits, sampler) = (&self.bits[..], &self.sampler);
+        let cache = &self.cache;
         let (mut n, mut w, mut top) = (0, 0, *missed);
         for (i, r) in chunk.iter().enumerate() {
             w += r.kind as u64;
-            let b = sampler.block(r.page);
-            // One comparison: the block is cached and its word is in bounds.
-            let k = match bits.get((b / 64) as usize) {
-                Some(&word) => word >> (b % 64) & 1 == 1,
-                None => {
-                    top = top.max(b);
-                    sampler.hash(b) <= sampler.limit()
-                }
-            };
-            if k {
+            if cache.keeps(r.page, &mut top) {
                 kept[n % CHUNK] = i as u16;
                 n += 1;
             }
@@ -200,23 +181,9 @@ impl Decisions {
     }
 
     /// Blocks whose decisions are cached.
+    #[cfg(test)]
     fn cached(&self) -> u64 {
-        self.bits.len() as u64 * 64
-    }
-
-    /// Extends the cache to block `b` when the budget allows.
-    #[cold]
-    fn cache_to(&mut self, b: u64) {
-        let cached = self.cached();
-        if b < CACHED_BLOCKS && b < self.budget {
-            let want = (b + 1).max(2 * cached).next_multiple_of(64).min(CACHED_BLOCKS);
-            self.bits.resize((want / 64) as usize, 0);
-            for c in cached..want {
-                if self.sampler.hash(c) <= self.sampler.limit() {
-                    self.bits[(c / 64) as usize] |= 1 << (c % 64);
-                }
-            }
-        }
+        self.cache.cached()
     }
 }
 
@@ -355,7 +322,7 @@ impl LruCurveBuilder {
     /// [`feed_sampled`](Self::feed_sampled).
     pub fn sampler(&self) -> Option<&BlockSampler> {
         match &self.mode {
-            Mode::FixedRate(d) => Some(&d.sampler),
+            Mode::FixedRate(d) => Some(d.cache.sampler()),
             _ => None,
         }
     }
@@ -370,7 +337,7 @@ impl LruCurveBuilder {
     /// Unless this is fixed-rate SHARDS (see [`sampler`](Self::sampler)).
     pub fn feed_sampled(&mut self, kept: &[Request], scanned: Scanned) {
         let Mode::FixedRate(d) = &self.mode else { panic!("feed_sampled is for fixed-rate SHARDS") };
-        let sampler = d.sampler.clone();
+        let sampler = d.cache.sampler().clone();
         for r in kept {
             if sampler.keeps(r.page) {
                 self.access(r.page, r.kind);
@@ -390,7 +357,7 @@ impl LruCurveBuilder {
     pub fn rate(&self) -> f64 {
         match &self.mode {
             Mode::Exact => 1.0,
-            Mode::FixedRate(s) => s.sampler.rate(),
+            Mode::FixedRate(s) => s.cache.sampler().rate(),
             Mode::FixedSize(f) => f.sampler.rate(),
         }
     }
@@ -600,7 +567,7 @@ impl LruCurveBuilder {
         }
         let (method, rate) = match &self.mode {
             Mode::Exact => (CurveMethod::Exact, 1.0),
-            Mode::FixedRate(s) => (CurveMethod::Shards, s.sampler.rate()),
+            Mode::FixedRate(s) => (CurveMethod::Shards, s.cache.sampler().rate()),
             Mode::FixedSize(f) => (CurveMethod::ShardsFixedSize, f.sampler.rate()),
         };
         let footprint = if method == CurveMethod::Exact { tracked } else { (tracked as f64 / rate).round() as u64 };
@@ -790,6 +757,20 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    #[test]
+    fn one_huge_page_number_does_not_stop_the_cache_growing() {
+        let sampler = BlockSampler::with_rate(0.01, 64, 7).unwrap();
+        let mut batch: Vec<Request> = (0..100_000u64).map(Request::read).collect();
+        batch[5] = Request::read(1 << 60);
+        let mut d = Decisions::new(sampler.clone());
+        let mut got = Vec::new();
+        d.filter(&batch, |r| got.push(*r));
+        // The 1,563 blocks of the small pages are cached despite the page beyond the bound.
+        assert!(d.cached() >= 100_000 / 64, "cached {} blocks", d.cached());
+        let want: Vec<Request> = batch.iter().copied().filter(|r| sampler.keeps(r.page)).collect();
+        assert_eq!(got, want);
+    }
+
     proptest! {
         /// The cached decisions are the sampler's, in order, for dense and sparse pages, across
         /// chunks and batches, before, while and after the cache grows; the writes are counted.
@@ -815,7 +796,7 @@ mod tests {
             let want: Vec<Request> = trace.iter().copied().filter(|r| sampler.keeps(r.page)).collect();
             prop_assert_eq!(got, want);
             prop_assert_eq!(writes, trace.iter().filter(|r| r.kind.is_write()).count() as u64);
-            prop_assert!(d.cached() <= CACHED_BLOCKS.max(64));
+            prop_assert!(d.cached() <= flashbuf_trace::sample::CACHED_BLOCKS.max(64));
             prop_assert!(d.cached() <= 2 * trace.len() as u64 + 64, "cache of {} blocks", d.cached());
         }
     }
