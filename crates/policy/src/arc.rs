@@ -31,7 +31,7 @@ use std::hash::BuildHasherDefault;
 
 use rustc_hash::FxHasher;
 
-use crate::blocks::{DENSE_PAGES, Ends, Linked, link_front, prefetch, unlink, walk};
+use crate::blocks::{DENSE_PAGES, Ends, Link, Linked, link_front, prefetch, unlink, walk};
 use crate::params::NoParams;
 use crate::replacer::{Access, EvictError, Evictions, FrameId, NIL, Pins, Replacer};
 
@@ -54,24 +54,6 @@ struct Node {
     page: u64,
 }
 
-/// A frame's links `[towards MRU, towards LRU]`.
-#[derive(Clone, Copy, Debug)]
-#[repr(C, align(8))]
-struct Link {
-    links: [u32; 2],
-}
-
-impl Linked<0> for Link {
-    #[inline(always)]
-    fn links(&self) -> [u32; 2] {
-        self.links
-    }
-    #[inline(always)]
-    fn links_mut(&mut self) -> &mut [u32; 2] {
-        &mut self.links
-    }
-}
-
 impl Linked<0> for Node {
     #[inline(always)]
     fn links(&self) -> [u32; 2] {
@@ -81,6 +63,33 @@ impl Linked<0> for Node {
     fn links_mut(&mut self) -> &mut [u32; 2] {
         &mut self.links
     }
+}
+
+/// Walks `lists` of `recs` and checks that every record is in at most one of them and that
+/// `recorded` (each record's list byte, in record order) names the list it is linked in
+/// ([`NO_LIST`] for none); returns each record's list.
+fn membership<T: Linked<0>>(
+    what: &str,
+    recs: &[T],
+    ends: &[Ends; 4],
+    lists: [u8; 2],
+    recorded: impl Iterator<Item = u8>,
+) -> Result<Vec<u8>, String> {
+    let mut seen = vec![NO_LIST; recs.len()];
+    for list in lists {
+        for r in walk::<0, _>(recs, &ends[list as usize])? {
+            if seen[r as usize] != NO_LIST {
+                return Err(format!("arc: {what} {r} is in lists {} and {list}", seen[r as usize]));
+            }
+            seen[r as usize] = list;
+        }
+    }
+    for (r, (&s, m)) in seen.iter().zip(recorded).enumerate() {
+        if m != s {
+            return Err(format!("arc: {what} {r} records list {m} but is linked in {s}"));
+        }
+    }
+    Ok(seen)
 }
 
 /// The ARC policy.
@@ -311,7 +320,7 @@ impl Replacer for Arc {
         Arc {
             c: capacity,
             p: 0.0,
-            link: vec![Link { links: [NIL; 2] }; capacity],
+            link: vec![Link::FREE; capacity],
             page: vec![0; capacity],
             meta: vec![NO_LIST; capacity],
             node: vec![Node { links: [NIL; 2], page: 0 }; ghosts],
@@ -407,34 +416,8 @@ impl Replacer for Arc {
     }
 
     fn check_invariants(&self) -> Result<(), String> {
-        let mut seen_frame = vec![NO_LIST; self.c];
-        for list in [T1, T2] {
-            for f in walk::<0, _>(&self.link, &self.ends[list as usize])? {
-                if seen_frame[f as usize] != NO_LIST {
-                    return Err(format!("arc: frame {f} is in lists {} and {list}", seen_frame[f as usize]));
-                }
-                seen_frame[f as usize] = list;
-            }
-        }
-        for (f, (&s, &m)) in seen_frame.iter().zip(&self.meta).enumerate() {
-            if m & LIST != s {
-                return Err(format!("arc: frame {f} records list {} but is linked in {s}", m & LIST));
-            }
-        }
-        let mut seen = vec![NO_LIST; self.node.len()];
-        for list in [B1, B2] {
-            for g in walk::<0, _>(&self.node, &self.ends[list as usize])? {
-                if seen[g as usize] != NO_LIST {
-                    return Err(format!("arc: ghost {g} is in lists {} and {list}", seen[g as usize]));
-                }
-                seen[g as usize] = list;
-            }
-        }
-        for (g, (&s, &m)) in seen.iter().zip(&self.gmeta).enumerate() {
-            if m != s {
-                return Err(format!("arc: ghost {g} records list {m} but is linked in {s}"));
-            }
-        }
+        membership("frame", &self.link, &self.ends, [T1, T2], self.meta.iter().map(|&m| m & LIST))?;
+        let seen = membership("ghost", &self.node, &self.ends, [B1, B2], self.gmeta.iter().copied())?;
         let (t1, t2, b1, b2) = (self.len_of(T1), self.len_of(T2), self.len_of(B1), self.len_of(B2));
         if t1 + t2 > self.c {
             return Err(format!("arc: |T1|+|T2| = {} > c = {}", t1 + t2, self.c));

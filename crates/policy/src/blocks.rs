@@ -96,6 +96,30 @@ pub(crate) fn link_before<const L: usize, T: Linked<L>>(recs: &mut [T], ends: &m
     ends.len += 1;
 }
 
+/// A record that is only a place in one list: `[towards the front, towards the back]`, 8 bytes,
+/// eight to a cache line (LRU's frames, ARC's T1/T2 frames).
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(8))]
+pub(crate) struct Link {
+    pub(crate) links: [u32; 2],
+}
+
+impl Link {
+    /// In no list.
+    pub(crate) const FREE: Link = Link { links: [NIL; 2] };
+}
+
+impl Linked<0> for Link {
+    #[inline(always)]
+    fn links(&self) -> [u32; 2] {
+        self.links
+    }
+    #[inline(always)]
+    fn links_mut(&mut self) -> &mut [u32; 2] {
+        &mut self.links
+    }
+}
+
 /// Per-frame state of the block-level policies, one cache line: the links in its block's page
 /// list, its page, its block slot and dirty bit.
 #[derive(Clone, Copy, Debug)]

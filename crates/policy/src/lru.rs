@@ -10,32 +10,15 @@
 //! and the front's: four lines at most); the ends live in the policy itself, and the dirty bits
 //! in a bitmap (a bit per frame: 12.5 KB for 100,000 frames, which stays in cache).
 
-use crate::blocks::{Ends, Linked, link_front, prefetch, unlink, walk};
+use crate::blocks::{Ends, Link, link_front, prefetch, unlink, walk};
 use crate::params::NoParams;
 use crate::replacer::{Access, EvictError, Evictions, FrameId, NIL, Pins, Replacer};
-
-/// A frame's links `[towards MRU, towards LRU]`.
-#[derive(Clone, Copy, Debug)]
-#[repr(C, align(8))]
-struct Node {
-    links: [u32; 2],
-}
-
-impl Linked<0> for Node {
-    #[inline(always)]
-    fn links(&self) -> [u32; 2] {
-        self.links
-    }
-    #[inline(always)]
-    fn links_mut(&mut self) -> &mut [u32; 2] {
-        &mut self.links
-    }
-}
 
 /// The LRU policy.
 #[derive(Clone, Debug)]
 pub struct Lru {
-    node: Vec<Node>,
+    /// Per frame: its links `[towards MRU, towards LRU]`.
+    node: Vec<Link>,
     queue: Ends,
     /// One bit per frame.
     dirty: Vec<u64>,
@@ -60,11 +43,7 @@ impl Replacer for Lru {
 
     fn new(capacity: usize, _config: &NoParams) -> Self {
         assert!(capacity < NIL as usize, "too many frames for LRU");
-        Lru {
-            node: vec![Node { links: [NIL; 2] }; capacity],
-            queue: Ends::EMPTY,
-            dirty: vec![0; capacity.div_ceil(64)],
-        }
+        Lru { node: vec![Link::FREE; capacity], queue: Ends::EMPTY, dirty: vec![0; capacity.div_ceil(64)] }
     }
 
     #[inline]
