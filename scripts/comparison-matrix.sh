@@ -3,11 +3,14 @@
 # best seed policy (the four papers' policies), of flashbuf's own policy and of the other
 # contenders, and the offline bound on the ideal device.
 #
-#   scripts/comparison-matrix.sh [--contenders LIST] [--out FILE] [--work DIR] [--jobs N]
+#   scripts/comparison-matrix.sh [--contenders LIST] [--baselines LIST] [--out FILE] [--work DIR] [--jobs N]
 #
 # --contenders  policies compared against the best seed policy, comma-separated (default:
 #               fbp, casa, and ref-adaptive when `flashbuf list` knows it). The first is the one
 #               the summary scores.
+# --baselines   the cache community's policies run on the ideal device only, for the column "best
+#               online" (the best of every online policy run there) and its share of the gap to
+#               the bound (default: arc,2q,lru-2,clock,lirs,s3fifo,sieve; `none` leaves them out).
 # --out         the Markdown file written (default docs/comparison.md).
 # --work        where the result CSVs and the recorded engine trace go (default
 #               target/comparison; nothing there is committed).
@@ -30,13 +33,15 @@ out="$root/docs/comparison.md"
 work="$root/target/comparison"
 jobs=2
 contenders=""
+baselines="arc,2q,lru-2,clock,lirs,s3fifo,sieve"
 while [ $# -gt 0 ]; do
     case "$1" in
         --contenders) contenders="$2"; shift 2 ;;
+        --baselines) baselines="$2"; shift 2 ;;
         --out) out="$2"; shift 2 ;;
         --work) work="$2"; shift 2 ;;
         --jobs) jobs="$2"; shift 2 ;;
-        -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
         *) echo "comparison-matrix: unknown option '$1' (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -51,7 +56,8 @@ if [ -z "$contenders" ]; then
         echo "comparison-matrix: ref-adaptive is not registered; the matrix leaves it out" >&2
     fi
 fi
-for p in ${contenders//,/ }; do
+if [ "$baselines" = none ]; then baselines=""; fi
+for p in ${contenders//,/ } ${baselines//,/ }; do
     has "${p%%:*}" || { echo "comparison-matrix: unknown policy '$p'" >&2; exit 2; }
 done
 seeds="lru,cflru,lru-wsr,ccf-lru,cflru-c,ad-lru,cfdc,fab,bplru,ref,bp-ref"
@@ -97,11 +103,18 @@ for w in "${workloads[@]}"; do
     "$fb" run -q -t "$trace" -p "$seeds,$contenders" -b 1%,5%,20% --device page,bast,fast,ideal \
         --bound -j "$jobs" --output csv -o "$csv" --force
     csvs+=("$name=$csv")
+    if [ -n "$baselines" ]; then
+        base_csv="$work/$name-baselines.csv"
+        "$fb" run -q -t "$trace" -p "$baselines" -b 1%,5%,20% --device ideal \
+            --bound -j "$jobs" --output csv -o "$base_csv" --force
+        csvs+=("$name=$base_csv")
+    fi
 done
 
 notes=()
 if [ -f "$root/docs/comparison-notes.md" ]; then notes=(--notes "$root/docs/comparison-notes.md"); fi
 python3 "$root/scripts/comparison-table.py" --seeds "$seeds" --contenders "$contenders" "${notes[@]}" \
+    --baselines "$baselines" \
     --command "scripts/comparison-matrix.sh${contenders:+ --contenders $contenders}" \
     "${csvs[@]}" >"$out.tmp"
 mv "$out.tmp" "$out"

@@ -7,7 +7,9 @@ docs/comparison.md out (on standard output).
 For every workload, device and buffer size: the device time of the best seed policy (and its
 name), of every contender, each contender's ratio to the best seed, and on the ideal device the
 offline bound on device time and the share of the gap between the best seed and the bound that
-the first contender closes.
+the first contender closes, and beside it the best of every online policy in the files (seeds,
+contenders and the `--baselines`, which are run on the ideal device only) with its share: how much
+of the gap any policy flashbuf has closes.
 """
 
 import argparse
@@ -28,17 +30,25 @@ def fmt_ms(us):
     return f"{us / 1000:,.1f}"
 
 
+def best_online(pol, online):
+    """The lowest device time among the online policies of a cell, and its name."""
+    return min((pol[p][0], p) for p in online if p in pol)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--seeds", required=True)
     ap.add_argument("--contenders", required=True)
     ap.add_argument("--command", default="scripts/comparison-matrix.sh")
+    ap.add_argument("--baselines", default="", help="online policies run on the ideal device only")
     ap.add_argument("--notes", help="a Markdown file appended after the summary (the analysis)")
     ap.add_argument("files", nargs="+", help="NAME=FILE.csv; a name may come several times")
     a = ap.parse_args()
     seeds = a.seeds.split(",")
     contenders = [c.split(":")[0] for c in a.contenders.split(",")]
     main_c = contenders[0]
+    baselines = [b.split(":")[0] for b in a.baselines.split(",") if b]
+    online = seeds + contenders + baselines
 
     # cells[(workload, device, share)] = {policy_name: (time_us, bound_us, pages)}
     cells = {}
@@ -89,6 +99,7 @@ def main():
     logs = defaultdict(list)
     lost_cells = []
     gaps = []
+    online_gaps = []
     seed_wins = defaultdict(lambda: defaultdict(int))
     for (name, dev, idx), pol in cells.items():
         seed_times = [(pol[s][0], s) for s in seeds if s in pol]
@@ -108,6 +119,8 @@ def main():
             bound = pol[main_c][1]
             if bound is not None and best > bound:
                 gaps.append(((best - mine) / (best - bound), name, size_names[idx]))
+                top, _ = best_online(pol, online)
+                online_gaps.append((best - top) / (best - bound))
     w("## Summary")
     w("")
     geo = lambda xs: f"{math.exp(sum(xs) / len(xs)):.3f}" if xs else "–"
@@ -129,6 +142,11 @@ def main():
         w(f"Ideal device, share of the gap between the best seed and the bound closed by {main_c}: "
           f"median {statistics.median(g):.2f}, min {min(g):.2f}, max {max(g):.2f}; "
           f"at least half closed in {half} of {len(g)} cells.")
+        if baselines:
+            half = sum(1 for x in online_gaps if x >= 0.5)
+            w(f"The best of every online policy run on the ideal device (the seeds, the contenders and "
+              f"{', '.join(baselines)}), cell by cell: median {statistics.median(online_gaps):.2f}, "
+              f"max {max(online_gaps):.2f}; at least half closed in {half} of {len(online_gaps)} cells.")
         w("")
     if a.notes:
         with open(a.notes) as f:
@@ -151,6 +169,8 @@ def main():
         head = ["workload", "buffer", "best seed"] + contenders
         if dev == "ideal":
             head += ["bound", "gap closed"]
+            if baselines:
+                head += ["best online", "its gap closed"]
         w("| " + " | ".join(head) + " |")
         w("| --- | ---: | --- |" + " ---: |" * (len(head) - 3))
         for name in workloads:
@@ -177,6 +197,13 @@ def main():
                         row.append(fmt_ms(bound))
                         if main_c in pol and best > bound:
                             row.append(f"{(best - pol[main_c][0]) / (best - bound):.2f}")
+                        else:
+                            row.append("–")
+                    if baselines:
+                        top, top_name = best_online(pol, online)
+                        row.append(f"{fmt_ms(top)} {top_name}")
+                        if bound is not None and best > bound:
+                            row.append(f"{(best - top) / (best - bound):.2f}")
                         else:
                             row.append("–")
                 w("| " + " | ".join(row) + " |")
