@@ -34,6 +34,8 @@
 //! sequence offset) and one per frame. Hits and insertions are O(1) (plus one table lookup per
 //! insertion); a block eviction is O(ppb log ppb).
 
+use std::cell::Cell;
+
 use crate::blocks::{
     BlockSize, BlockTable, Ends, Linked, PPB_DOC, PageRec, link_back, link_front, parse_ppb, unlink, walk,
 };
@@ -107,9 +109,13 @@ pub struct Bplru {
     lru: Ends,
     fr: Vec<PageRec>,
     len: usize,
-    /// The first page of the LRU block after the last eviction: the next eviction most likely
-    /// starts there (a hint for [`Replacer::likely_victim`], never trusted by a decision).
-    hint: u32,
+    /// A frame of the LRU block's page list: [`Replacer::likely_victim`] (asked once per
+    /// request) names it and moves it one page along the list, prefetching the next record, so
+    /// that by the time the block is evicted its chain of frame records — a dependent pointer
+    /// chase, the largest cost of an eviction — is in cache. Reset to the list's first page
+    /// whenever the LRU block changes; a hint only, never trusted by a decision (a stale cursor
+    /// only prefetches the wrong lines).
+    cursor: Cell<u32>,
 }
 
 impl Bplru {
@@ -135,9 +141,23 @@ impl Bplru {
                 link_back::<0, _>(&mut self.blk, &mut self.lru, slot);
             }
         } else if self.lru.head != slot {
+            let was_lru = self.lru.tail == slot;
             unlink::<0, _>(&mut self.blk, &mut self.lru, slot);
             link_front::<0, _>(&mut self.blk, &mut self.lru, slot);
+            if was_lru {
+                // The next victim block changed (its record was written by the unlink).
+                self.restart_cursor();
+            }
         }
+    }
+
+    /// Points the cursor at the first page of the LRU block.
+    #[inline]
+    fn restart_cursor(&self) {
+        let t = self.lru.tail;
+        let head = if t == NIL { NIL } else { self.blk[t as usize].pages.head };
+        self.cursor.set(head);
+        crate::blocks::prefetch(&self.fr, head as usize);
     }
 
     fn drop_frame(&mut self, frame: FrameId) {
@@ -149,8 +169,12 @@ impl Bplru {
         }
         self.len -= 1;
         if self.blk[s as usize].pages.len == 0 {
+            let was_lru = self.lru.tail == s;
             unlink::<0, _>(&mut self.blk, &mut self.lru, s);
             self.blocks.release(s);
+            if was_lru {
+                self.restart_cursor();
+            }
         }
     }
 
@@ -183,7 +207,7 @@ impl Replacer for Bplru {
             lru: Ends::EMPTY,
             fr: vec![PageRec::FREE; capacity],
             len: 0,
-            hint: NIL,
+            cursor: Cell::new(NIL),
         }
     }
 
@@ -218,7 +242,14 @@ impl Replacer for Bplru {
 
     #[inline(always)]
     fn likely_victim(&self) -> Option<FrameId> {
-        (self.hint != NIL).then_some(self.hint)
+        let c = self.cursor.get();
+        let next = self.fr.get(c as usize)?.links[1];
+        if next == NIL {
+            return Some(c);
+        }
+        crate::blocks::prefetch(&self.fr, next as usize);
+        self.cursor.set(next);
+        Some(next)
     }
 
     fn victims<P: Pins + ?Sized>(
@@ -290,9 +321,7 @@ impl Replacer for Bplru {
         }
         // The next victim block is most likely the new LRU block (its record is in cache: the
         // unlink above wrote it); its page list is a chain from the first page's record.
-        let t = self.lru.tail;
-        self.hint = if t == NIL { NIL } else { self.blk[t as usize].pages.head };
-        crate::blocks::prefetch(&self.fr, self.hint as usize);
+        self.restart_cursor();
         Ok(())
     }
 
