@@ -500,6 +500,11 @@ impl Replacer for Fbx {
         self.leader.prefetch_frame(frame);
     }
 
+    #[inline(always)]
+    fn likely_victim(&self) -> Option<FrameId> {
+        self.leader.likely_victim()
+    }
+
     fn victims<P: Pins + ?Sized>(
         &mut self,
         incoming: &Access,
