@@ -23,9 +23,14 @@
 //! lines it has not read: dropping a ghost clears its directory slot, adding one sets it,
 //! without reading either first. The ghost directory maps a page to its ghost entry: an array
 //! index for page numbers below 2^26 (prefetched a few requests ahead like the simulator's page
-//! table), a hash map above. The LRU ends of the four lists, where the next miss will read, are
-//! prefetched with it.
+//! table), a hash map above. A ghost hit then reads the ghost's node and list byte, whose index
+//! the directory slot gives: `prefetch` also remembers the last few pages it was given and, once
+//! a page's slot has had time to arrive, prefetches that node (a second stage, as the simulator
+//! does for its frames). The LRU ends of the four lists, where the next miss will read, move
+//! only on a miss (or a hit on an end): they are prefetched at the end of each miss rather than
+//! before every request.
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 
@@ -45,6 +50,10 @@ const NO_LIST: u8 = 4;
 const LIST: u8 = 0x7;
 /// The dirty bit of `meta` (frames only).
 const DIRTY: u8 = 0x80;
+/// How many `prefetch` calls after its own a page's ghost node is prefetched: its directory
+/// slot, prefetched by the first call, has arrived by then. The simulator gives pages 16
+/// requests ahead and reads its own slots 6 requests ahead; 10 later is that second stage.
+const GHOST_STAGE: usize = 10;
 
 /// A ghost entry: its links `[towards MRU, towards LRU]` and its page.
 #[derive(Clone, Copy, Debug)]
@@ -117,6 +126,13 @@ pub struct Arc {
     sparse: HashMap<u64, u32, BuildHasherDefault<FxHasher>>,
     /// Set by `victims`: the incoming page's directory work is done; it goes to T2 if `true`.
     prepared: Option<(u64, bool)>,
+    /// The pages of the last `GHOST_STAGE` `prefetch` calls (a ring; prefetching only).
+    ahead: [Cell<u64>; GHOST_STAGE],
+    /// Number of `prefetch` calls so far (the ring's position).
+    calls: Cell<usize>,
+    /// What `likely_victim` names (`NIL`: none): set at the end of each miss and when a hit
+    /// moves that frame, so that the simulator's per-request question costs one load.
+    hint: u32,
 }
 
 impl Arc {
@@ -191,6 +207,28 @@ impl Arc {
         } else {
             self.sparse.remove(&page);
         }
+    }
+
+    /// Brings the LRU ends of the four lists, where the next miss reads, into cache.
+    #[inline(always)]
+    fn prefetch_ends(&self) {
+        for list in [T1, T2] {
+            let t = self.ends[list as usize].tail as usize;
+            prefetch(&self.link, t);
+            prefetch(&self.page, t);
+        }
+        for list in [B1, B2] {
+            prefetch(&self.node, self.ends[list as usize].tail as usize);
+        }
+    }
+
+    /// The LRU page of the list REPLACE takes from when the incoming page is not in B2 (the
+    /// common case).
+    #[inline(always)]
+    fn next_victim(&self) -> u32 {
+        let t1 = self.ends[T1 as usize];
+        let t2 = self.ends[T2 as usize];
+        if t1.len >= 1 && (t1.len as f64 > self.p || t2.tail == NIL) { t1.tail } else { t2.tail }
     }
 
     #[cold]
@@ -330,44 +368,53 @@ impl Replacer for Arc {
             dense: Vec::new(),
             sparse: HashMap::with_capacity_and_hasher(2 * ghosts, Default::default()),
             prepared: None,
+            ahead: Default::default(),
+            calls: Cell::new(0),
+            hint: NIL,
         }
     }
 
     #[inline]
     fn on_hit(&mut self, frame: FrameId, access: &Access) {
         let dirty = if access.kind.is_write() { DIRTY } else { 0 };
+        let m = self.meta[frame as usize];
         if self.ends[T2 as usize].head != frame {
-            if self.list_of(frame) != NO_LIST {
-                self.unlink(frame);
+            // A buffered frame is in T1 or T2 (`NO_LIST` only after an external removal).
+            let list = m & LIST;
+            if list <= T2 {
+                unlink::<0, _>(&mut self.link, &mut self.ends[(list & 1) as usize], frame);
             }
-            self.push_front(T2, frame);
+            link_front::<0, _>(&mut self.link, &mut self.ends[T2 as usize], frame);
+            self.meta[frame as usize] = (m & DIRTY) | dirty | T2;
+            if frame == self.hint {
+                self.hint = self.next_victim();
+            }
+        } else {
+            self.meta[frame as usize] = m | dirty;
         }
-        self.meta[frame as usize] |= dirty;
     }
 
-    /// Brings `page`'s directory slot and the LRU ends of the four lists (where the next miss
-    /// reads) into cache.
+    /// Brings `page`'s directory slot into cache and, for the page given `GHOST_STAGE` calls
+    /// earlier (whose slot has arrived), its ghost node and list byte when it is a ghost.
     #[inline(always)]
     fn prefetch(&self, page: u64) {
         prefetch(&self.dense, page as usize);
-        for list in [T1, T2] {
-            let t = self.ends[list as usize].tail as usize;
-            prefetch(&self.link, t);
-            prefetch(&self.page, t);
-        }
-        for list in [B1, B2] {
-            prefetch(&self.node, self.ends[list as usize].tail as usize);
+        let n = self.calls.get();
+        self.calls.set(if n + 1 == GHOST_STAGE { 0 } else { n + 1 });
+        let earlier = self.ahead[n].replace(page);
+        if let Some(&g) = self.dense.get(earlier as usize)
+            && g != NIL
+        {
+            prefetch(&self.node, g as usize);
+            prefetch(&self.gmeta, g as usize);
         }
     }
 
     /// The LRU page of the list REPLACE takes from when the incoming page is not in B2 (the
-    /// common case).
+    /// common case), as of the last miss or the last hit that moved it.
     #[inline(always)]
     fn likely_victim(&self) -> Option<FrameId> {
-        let t1 = self.ends[T1 as usize];
-        let t2 = self.ends[T2 as usize];
-        let v = if t1.len >= 1 && (t1.len as f64 > self.p || t2.tail == NIL) { t1.tail } else { t2.tail };
-        (v != NIL).then_some(v)
+        (self.hint != NIL).then_some(self.hint)
     }
 
     #[inline(always)]
@@ -384,6 +431,8 @@ impl Replacer for Arc {
         self.page[frame as usize] = access.page;
         self.meta[frame as usize] = (if access.kind.is_write() { DIRTY } else { 0 }) | NO_LIST;
         self.push_front(if to_t2 { T2 } else { T1 }, frame);
+        self.hint = self.next_victim();
+        self.prefetch_ends();
     }
 
     fn victims<P: Pins + ?Sized>(
@@ -404,6 +453,9 @@ impl Replacer for Arc {
     fn remove(&mut self, frame: FrameId) {
         if self.list_of(frame) != NO_LIST {
             self.unlink(frame);
+        }
+        if frame == self.hint {
+            self.hint = self.next_victim();
         }
     }
 
