@@ -714,7 +714,11 @@ impl RefCore {
         self.blocks.prefetch_record(self.size.block(page), &self.blk);
     }
 
-    #[inline]
+    /// A hit. Outside the window (most hits: the window is the LRU end of the buffer) it is
+    /// LRU's work plus the block's latest access, small enough to inline into the host's loop;
+    /// the window's bookkeeping is out of line ([`Self::hit_in_window`]), so that the common
+    /// hit does not pay for its registers.
+    #[inline(always)]
     pub(crate) fn on_hit(&mut self, frame: FrameId, access: &Access) {
         self.clock += 1;
         let fr = &mut self.fr[frame as usize];
@@ -729,25 +733,31 @@ impl RefCore {
         // order depends on its latest access.
         self.blk[s as usize].stamp = self.clock;
         if in_win {
-            if self.len() > self.w {
-                self.leave_window(frame);
-            } else {
-                // Every page is in the window and stays there, now at its MRU end: to the
-                // front of its block's FIFO, and the block, now the newest, to the front of its
-                // `inner` list.
-                self.unlist(s);
-                let b = &mut self.blk[s as usize];
-                if b.win.head != frame {
-                    unlink::<WIN, _>(&mut self.fr, &mut b.win, frame);
-                    link_front::<WIN, _>(&mut self.fr, &mut b.win, frame);
-                }
-                self.relist(s);
-                self.boundary = frame;
-            }
+            self.hit_in_window(frame, s);
         }
         if self.lru.head != frame {
             unlink::<LRU, _>(&mut self.fr, &mut self.lru, frame);
             link_front::<LRU, _>(&mut self.fr, &mut self.lru, frame);
+        }
+    }
+
+    /// The window's part of a hit on `frame` (of block slot `s`) inside the window, before the
+    /// page moves to the MRU end of the LRU list.
+    #[inline(never)]
+    fn hit_in_window(&mut self, frame: FrameId, s: u32) {
+        if self.len() > self.w {
+            self.leave_window(frame);
+        } else {
+            // Every page is in the window and stays there, now at its MRU end: to the front of
+            // its block's FIFO, and the block, now the newest, to the front of its `inner` list.
+            self.unlist(s);
+            let b = &mut self.blk[s as usize];
+            if b.win.head != frame {
+                unlink::<WIN, _>(&mut self.fr, &mut b.win, frame);
+                link_front::<WIN, _>(&mut self.fr, &mut b.win, frame);
+            }
+            self.relist(s);
+            self.boundary = frame;
         }
     }
 
@@ -1238,7 +1248,7 @@ macro_rules! delegate_replacer {
                 $ty { core: $make }
             }
 
-            #[inline]
+            #[inline(always)]
             fn on_hit(&mut self, frame: FrameId, access: &Access) {
                 self.core.on_hit(frame, access)
             }
