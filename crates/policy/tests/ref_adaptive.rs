@@ -1,14 +1,16 @@
 //! The adaptive REF against a slow, obviously-correct model written from its header: the REF /
 //! BP-REF model of the paper's text (window = the `w` LRU-most pages, recomputed at every
 //! access) whose `w`, |VB| and padding threshold are set at every epoch's end by the same tuner
-//! from the cost of the events the *model* counted itself. Victim by victim, on random traces;
-//! plus the tuner's convergence on separable unimodal costs, and the replacer contract with pins.
+//! from the cost of the events the *model* counted itself, priced with the header's table of
+//! prices per FTL class (written out again here, not taken from the policy). Victim by victim,
+//! on random traces over every FTL class; plus the tuner's convergence on separable unimodal
+//! costs, and the replacer contract with pins.
 
 use std::collections::{BTreeSet, HashMap};
 
-use flashbuf_policy::Replacer;
 use flashbuf_policy::ref_adaptive::{PAD_STEPS, RefAdaptive, RefAdaptiveConfig, Tuner, VW_STEPS};
 use flashbuf_policy::testing::Harness;
+use flashbuf_policy::{DeviceProfile, FtlClass, PolicyParams, Replacer};
 use proptest::prelude::*;
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -47,7 +49,11 @@ struct Model {
     now: u64,
     // Adaptation.
     tuner: Tuner,
-    cfg: RefAdaptiveConfig,
+    /// Prices of a read, a single-page write-back, an episode, a padded block (the header's
+    /// table).
+    prices: [f64; 4],
+    /// Whether the threshold is tuned (padding can pay); otherwise it is 1 (never pad).
+    pads: bool,
     epoch_len: u64,
     requests: u64,
     read_misses: u64,
@@ -63,12 +69,23 @@ struct Model {
 }
 
 impl Model {
-    fn new(cap: usize, cfg: RefAdaptiveConfig) -> Self {
-        let vb_cap = (cfg.vb_max as usize).min(cap + 1);
+    fn new(cap: usize, vb_max: u32, d: DeviceProfile) -> Self {
+        let vb_cap = (vb_max as usize).min(cap + 1);
         let vb = 3.min(vb_cap);
+        let n = d.pages_per_block as f64;
+        let (r, p, e) = (d.read_us, d.program_us, d.erase_us);
+        let (page, episode, block) = match d.ftl {
+            FtlClass::Ideal => (p, 0.0, n * p),
+            FtlClass::PageMapped => (p + e / n, 0.0, n * p + e),
+            FtlClass::BlockMapped => (p + n * (r + p) + e, 0.0, n * p + e),
+            FtlClass::LogBlock => (p, n * (r + p) + 2.0 * e, n * p + e),
+            FtlClass::SharedLog => (p + e / n, n * (r + p) + e, n * p + e),
+        };
+        // Padding's best case: a block whole and dirty, against its pages written apart.
+        let pads = block < n * page + episode;
         let mut m = Model {
             cap,
-            ppb: cfg.ppb as u64,
+            ppb: d.pages_per_block as u64,
             w: 0,
             vb_max: vb,
             pad_above: 0,
@@ -77,9 +94,14 @@ impl Model {
             vb: Vec::new(),
             last_access: HashMap::new(),
             now: 0,
-            tuner: Tuner::new([4, vb - 1, 3], [VW_STEPS.len(), vb_cap, PAD_STEPS.len()]),
+            tuner: if pads {
+                Tuner::new([4, vb - 1, 3], [VW_STEPS.len(), vb_cap, PAD_STEPS.len()])
+            } else {
+                Tuner::new([4, vb - 1, 0], [VW_STEPS.len(), vb_cap, 1])
+            },
+            prices: [r, page, episode, block],
+            pads,
             epoch_len: cap.max(64) as u64,
-            cfg,
             requests: 0,
             read_misses: 0,
             dirty_evictions: 0,
@@ -93,11 +115,17 @@ impl Model {
         m
     }
 
+    /// The threshold in force: a step of the grid, or 1 when padding is not tuned.
+    fn pad(&self) -> f64 {
+        if self.pads { PAD_STEPS[self.tuner.idx[2]] } else { 1.0 }
+    }
+
     fn apply(&mut self) {
         let vw = VW_STEPS[self.tuner.idx[0]];
-        self.w = ((vw * self.cap as f64).round() as usize).clamp(1, self.cap);
+        // Never the whole buffer, unless it is one frame.
+        self.w = ((vw * self.cap as f64).round() as usize).clamp(1, self.cap.saturating_sub(1).max(1));
         self.vb_max = self.tuner.idx[1] + 1;
-        self.pad_above = (PAD_STEPS[self.tuner.idx[2]] * self.ppb as f64).floor() as u64;
+        self.pad_above = (self.pad() * self.ppb as f64).floor() as u64;
     }
 
     fn served(&mut self, read_miss: bool) {
@@ -106,15 +134,11 @@ impl Model {
         if self.requests < self.epoch_len {
             return;
         }
-        let (r, w, x) = (self.cfg.read_us, self.cfg.write_us, self.cfg.erase_us);
-        let ppb = self.ppb as f64;
-        let merge = ppb * (r + w) + 2.0 * x;
-        let episodes = self.episodes;
-        let cost = r * self.read_misses as f64
-            + w * self.dirty_evictions as f64
-            + merge * episodes as f64
-            + (w * ppb + x) * self.padded_blocks as f64
-            + r * self.padding_pages as f64;
+        let [read, page, episode, block] = self.prices;
+        let cost = read * (self.read_misses + self.padding_pages) as f64
+            + page * self.dirty_evictions as f64
+            + episode * self.episodes as f64
+            + block * self.padded_blocks as f64;
         self.tuner.epoch(cost / self.requests as f64);
         self.apply();
         self.requests = 0;
@@ -242,16 +266,25 @@ proptest! {
         ppb in 1u32..6,
         vb_max in 1u32..5,
         erase in prop_oneof![Just(0.0), Just(2000.0)],
+        ftl in prop_oneof![
+            Just(FtlClass::Ideal),
+            Just(FtlClass::PageMapped),
+            Just(FtlClass::BlockMapped),
+            Just(FtlClass::LogBlock),
+            Just(FtlClass::SharedLog),
+        ],
         t in trace(80, 500),
     ) {
-        let cfg = RefAdaptiveConfig { ppb, vb_max, erase_us: erase, ..Default::default() };
-        let mut h = Harness::<RefAdaptive>::new(cap, cfg.clone());
-        let mut m = Model::new(cap, cfg);
+        let d = DeviceProfile { read_us: 10.0, program_us: 200.0, erase_us: erase, pages_per_block: ppb, ftl, logical_pages: 0 };
+        let mut cfg = RefAdaptiveConfig { vb_max, ..Default::default() };
+        cfg.fill_device(&d);
+        let mut h = Harness::<RefAdaptive>::new(cap, cfg);
+        let mut m = Model::new(cap, vb_max, d);
         for (i, &(page, write)) in t.iter().enumerate() {
             let got = step(&mut h, page, write);
             let want = m.access(page, write);
             prop_assert_eq!(&got, &want, "access {} ({} of page {})", i, if write { "write" } else { "read" }, page);
-            let want = (VW_STEPS[m.tuner.idx[0]], m.tuner.idx[1] as u32 + 1, PAD_STEPS[m.tuner.idx[2]]);
+            let want = (VW_STEPS[m.tuner.idx[0]], m.tuner.idx[1] as u32 + 1, m.pad());
             prop_assert_eq!(h.policy.settings(), want, "settings after access {}", i);
             prop_assert_eq!(h.policy.window_pages(), m.w);
         }
@@ -288,7 +321,9 @@ proptest! {
 fn ref_adaptive_moves_its_settings_and_writes_back_every_page() {
     // 32 frames, 4-page blocks: a hot region re-written, sequential runs; the settings must
     // leave their start, and the harness checks every write-back and invariant.
-    let mut h = Harness::<RefAdaptive>::new(32, RefAdaptiveConfig { ppb: 4, ..Default::default() });
+    let mut cfg = RefAdaptiveConfig::default();
+    cfg.fill_device(&DeviceProfile { pages_per_block: 4, ftl: FtlClass::LogBlock, ..DeviceProfile::MICRON_PAGE });
+    let mut h = Harness::<RefAdaptive>::new(32, cfg);
     let mut seen = BTreeSet::new();
     let mut x = 12345u64;
     for i in 0..20_000u64 {
