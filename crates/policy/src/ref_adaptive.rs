@@ -430,7 +430,7 @@ impl Replacer for RefAdaptive {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn on_hit(&mut self, frame: FrameId, access: &Access) {
         self.core.on_hit(frame, access);
         self.served(false);
