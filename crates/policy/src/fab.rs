@@ -200,6 +200,19 @@ impl Fab {
         self.blk[slot as usize].count -= evicted;
         self.len -= evicted as usize;
         self.reposition(slot);
+        // The next eviction most likely takes the oldest block of the fullest bucket (unless
+        // insertions overtake it first): its frame table, which that eviction scans first, is
+        // brought into cache now.
+        while self.max_count > 0 && self.bucket[self.max_count as usize].len == 0 {
+            self.max_count -= 1;
+        }
+        let next = self.bucket[self.max_count as usize].tail;
+        if next != NIL {
+            let t = self.table(next);
+            for i in t.step_by(16).take(4) {
+                crate::blocks::prefetch(&self.offs, i);
+            }
+        }
     }
 
     /// `true` while `frame` is tracked: its record names the slot and page of its last
