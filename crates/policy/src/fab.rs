@@ -102,8 +102,10 @@ impl Linked<0> for FabBlock {
 /// Per-frame state of FAB.
 #[derive(Clone, Copy, Debug)]
 struct FabFrame {
+    /// Page of the frame's last insertion.
     page: u64,
-    /// Block slot, or NIL when the frame is free.
+    /// Block slot of the frame's last insertion, or NIL when it never held a page; the frame
+    /// is tracked only while that slot's frame table files it ([`Fab::tracks`]).
     slot: u32,
     dirty: bool,
 }
@@ -180,8 +182,13 @@ impl Fab {
             }
             let f = e - 1;
             if !pins.is_pinned(f) {
+                // The frame's record keeps its slot and page: `tracks` tells from the table
+                // that it is no longer filed there. Not writing it spares a store per victim
+                // into a random line; the prefetches let the next insertions into these frames
+                // (LIFO reuse: the next few misses) and the host's own look-ups hit.
                 self.offs[i] = 0;
-                self.fr[f as usize].slot = NIL;
+                crate::blocks::prefetch(&self.fr, f as usize);
+                pins.prefetch_victim(f);
                 out.victims.push(f);
                 evicted += 1;
             }
@@ -193,6 +200,28 @@ impl Fab {
         self.blk[slot as usize].count -= evicted;
         self.len -= evicted as usize;
         self.reposition(slot);
+        // The next eviction most likely takes the oldest block of the fullest bucket (unless
+        // insertions overtake it first): its frame table, which that eviction scans first, is
+        // brought into cache now.
+        while self.max_count > 0 && self.bucket[self.max_count as usize].len == 0 {
+            self.max_count -= 1;
+        }
+        let next = self.bucket[self.max_count as usize].tail;
+        if next != NIL {
+            let t = self.table(next);
+            for i in t.step_by(16).take(4) {
+                crate::blocks::prefetch(&self.offs, i);
+            }
+        }
+    }
+
+    /// `true` while `frame` is tracked: its record names the slot and page of its last
+    /// insertion, and that slot's frame table still files it there (a table entry names a
+    /// frame only from its insertion to its eviction or removal; a reused slot's entry names
+    /// the frame only if it was inserted there again, which rewrote the record).
+    fn tracks(&self, frame: FrameId) -> bool {
+        let r = self.fr[frame as usize];
+        r.slot != NIL && self.offs[self.entry(r.slot, r.page)] == frame + 1
     }
 
     /// The buffered pages of `block`, if any (for tests and reports).
@@ -299,16 +328,15 @@ impl Replacer for Fab {
     }
 
     fn remove(&mut self, frame: FrameId) {
-        let s = self.fr[frame as usize].slot;
-        if s == NIL {
+        if !self.tracks(frame) {
             return;
         }
+        let s = self.fr[frame as usize].slot;
         let c = self.blk[s as usize].count as usize;
         unlink::<0, _>(&mut self.blk, &mut self.bucket[c], s);
         let i = self.entry(s, self.fr[frame as usize].page);
         self.offs[i] = 0;
         self.blk[s as usize].count -= 1;
-        self.fr[frame as usize].slot = NIL;
         self.len -= 1;
         self.reposition(s);
     }
@@ -373,7 +401,7 @@ impl Replacer for Fab {
         {
             return Err(format!("fab: free block slot {s} still holds frames"));
         }
-        let owned = self.fr.iter().filter(|r| r.slot != NIL).count();
+        let owned = (0..self.fr.len() as FrameId).filter(|&f| self.tracks(f)).count();
         if total != self.len || owned != self.len {
             return Err(format!("fab: {total} pages filed, {owned} frames owned, len {}", self.len));
         }

@@ -50,6 +50,15 @@ pub trait Pins {
         let _ = page;
         None
     }
+
+    /// `frame` is about to be named a victim: a host that will read its own record of the
+    /// frame right after [`Replacer::victims`] returns (the simulator's reverse map) may bring
+    /// it into cache now, so that the misses of a many-page eviction overlap. A hint only;
+    /// by default does nothing.
+    #[inline(always)]
+    fn prefetch_victim(&self, frame: FrameId) {
+        let _ = frame;
+    }
 }
 
 /// Nothing is pinned and no page table is offered (policy unit tests and benchmarks). Compiles

@@ -37,6 +37,11 @@ impl Pins for Resident<'_> {
     fn frame_of(&self, page: u64) -> Option<FrameId> {
         self.0.get(page)
     }
+
+    #[inline(always)]
+    fn prefetch_victim(&self, frame: FrameId) {
+        self.0.prefetch_page_of(frame);
+    }
 }
 
 /// What a write miss does.
