@@ -537,10 +537,10 @@ impl Fbp {
         }
         let first = page - page % ppb;
         for p in first..first + ppb {
-            if let Some(f) = pins.frame_of(p) {
-                if !self.holds(f, p) || pins.is_pinned(f) {
-                    return false;
-                }
+            if let Some(f) = pins.frame_of(p)
+                && (!self.holds(f, p) || pins.is_pinned(f))
+            {
+                return false;
             }
         }
         for p in first..first + ppb {
@@ -580,6 +580,21 @@ impl Fbp {
         let (c, d) = self.list_lengths();
         if c > 0 && (c as f64 > self.tau || d == 0) { CLEAN } else { DIRTY }
     }
+
+    /// Brings into cache what the next eviction will most likely read first: the LRU end of the
+    /// list it starts from (its link record, mark and page, a chain of dependent loads when
+    /// missed) and the directory slot of the oldest page of that list's ghost FIFO. A few
+    /// requests pass before the next miss, time enough for the lines to arrive.
+    #[inline(always)]
+    fn prefetch_next_victim(&self) {
+        let list = self.victim_list();
+        let t = self.ends[list as usize].tail as usize;
+        prefetch(&self.link, t);
+        prefetch(&self.meta, t);
+        prefetch(&self.page, t);
+        let ring = &self.ghosts.rings[list as usize];
+        self.ghosts.prefetch(ring.page[(ring.tail & ring.mask()) as usize]);
+    }
 }
 
 impl Replacer for Fbp {
@@ -612,10 +627,17 @@ impl Replacer for Fbp {
         if self.cluster.is_some() {
             self.last[frame as usize] = access.time;
         }
-        self.meta[frame as usize] |= MARK;
-        let list = if access.kind.is_write() { DIRTY } else { self.list_of(frame) };
+        let f = frame as usize;
+        let from = self.meta[f] & LIST;
         // A read hit on a frame in no list (never, under the contract) puts it in the clean list.
-        self.move_to_front(if list == NO_LIST { CLEAN } else { list }, frame);
+        let to = if access.kind.is_write() || from == DIRTY { DIRTY } else { CLEAN };
+        self.meta[f] = to | MARK;
+        if self.ends[to as usize].head != frame {
+            if from != NO_LIST {
+                unlink::<0, _>(&mut self.link, &mut self.ends[from as usize], frame);
+            }
+            link_front::<0, _>(&mut self.link, &mut self.ends[to as usize], frame);
+        }
     }
 
     /// Brings `page`'s ghost directory slot into cache (read on a miss).
@@ -628,6 +650,21 @@ impl Replacer for Fbp {
     fn prefetch_frame(&self, frame: FrameId) {
         prefetch(&self.link, frame as usize);
         prefetch(&self.meta, frame as usize);
+    }
+
+    /// The LRU end of the list the next eviction starts from (a second chance may pass it over).
+    /// Its record and page were prefetched at the last eviction; now that they are in cache,
+    /// what evicting it writes is prefetched too: its neighbour's link record and the
+    /// directory slot of its page.
+    #[inline(always)]
+    fn likely_victim(&self) -> Option<FrameId> {
+        let t = self.ends[self.victim_list() as usize].tail;
+        if t == NIL {
+            return None;
+        }
+        prefetch(&self.link, self.link[t as usize].links[0] as usize);
+        self.ghosts.prefetch(self.page[t as usize]);
+        Some(t)
     }
 
     #[inline]
@@ -672,6 +709,7 @@ impl Replacer for Fbp {
             }
             _ => self.evict(victim, dirty, out),
         }
+        self.prefetch_next_victim();
         Ok(())
     }
 
