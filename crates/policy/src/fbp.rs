@@ -65,10 +65,14 @@
 //! second chance's walk (amortised O(1): each mark is spent once), and `ppb` page-table lookups
 //! for a dirty eviction on a flash FTL.
 
-use crate::lists::FrameLists;
+use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
+
+use rustc_hash::FxHasher;
+
+use crate::blocks::{DENSE_PAGES, Ends, Link, link_front, prefetch, unlink, walk};
 use crate::params::{DeviceParams, DeviceProfile, FtlClass, ParamDoc, PolicyParams, auto};
-use crate::replacer::{Access, BlockPad, EvictError, Evictions, FrameId, Pins, Replacer};
-use crate::s3fifo::GhostFifo;
+use crate::replacer::{Access, BlockPad, EvictError, Evictions, FrameId, NIL, Pins, Replacer};
 
 const CLEAN: u8 = 0;
 const DIRTY: u8 = 1;
@@ -144,16 +148,271 @@ pub fn write_cost_us(d: &DeviceProfile) -> f64 {
     }
 }
 
+/// The ghost directory of both ghost FIFOs: page → (FIFO, ring index).
+///
+/// Each FIFO is a ring of pages in eviction order with one live bit per position; forgetting a
+/// page on a ghost hit clears its live bit and its directory slot (two stores, no list to
+/// relink), and the oldest live page is found by advancing the ring's tail over cleared
+/// positions. The directory is an array indexed by page below [`DENSE_PAGES`] (grown as pages
+/// are met, as ARC's) and a hash map above it, reserved so that it never reallocates. A slot
+/// holds `0` for none, else the ring index plus one, with [`DIRTY_GHOST`] for the dirty FIFO.
+#[derive(Clone, Debug)]
+struct Ghosts {
+    /// Pages each FIFO remembers at most (the buffer's capacity).
+    cap: usize,
+    rings: [Ring; 2],
+    dense: Vec<u32>,
+    sparse: HashMap<u64, u32, BuildHasherDefault<FxHasher>>,
+}
+
+/// Directory bit of a page remembered by the dirty FIFO.
+const DIRTY_GHOST: u32 = 1 << 31;
+
+/// One ghost FIFO: pages at sequence numbers `tail..head` (ring index = sequence & mask), of
+/// which `len` are still live.
+#[derive(Clone, Debug)]
+struct Ring {
+    page: Vec<u64>,
+    live: Vec<u64>,
+    head: u64,
+    tail: u64,
+    len: usize,
+}
+
+impl Ring {
+    fn new(slots: usize) -> Self {
+        Ring { page: vec![0; slots], live: vec![0; slots.div_ceil(64)], head: 0, tail: 0, len: 0 }
+    }
+
+    #[inline(always)]
+    fn mask(&self) -> u64 {
+        self.page.len() as u64 - 1
+    }
+
+    #[inline(always)]
+    fn is_live(&self, i: usize) -> bool {
+        (self.live[i / 64] >> (i % 64)) & 1 == 1
+    }
+
+    #[inline(always)]
+    fn set_live(&mut self, i: usize) {
+        self.live[i / 64] |= 1 << (i % 64);
+    }
+
+    #[inline(always)]
+    fn clear_live(&mut self, i: usize) {
+        self.live[i / 64] &= !(1 << (i % 64));
+    }
+}
+
+impl Ghosts {
+    fn new(cap: usize) -> Self {
+        // At least twice the live pages: a ring fills up with forgotten positions only after as
+        // many pushes as it holds live pages, so compaction is amortised O(1) per push.
+        let slots = (2 * cap).max(2).next_power_of_two();
+        assert!(slots <= 1 << 30, "too many frames for FBP's ghosts");
+        Ghosts {
+            cap,
+            rings: [Ring::new(slots), Ring::new(slots)],
+            dense: Vec::new(),
+            sparse: HashMap::with_capacity_and_hasher(4 * cap + 2, Default::default()),
+        }
+    }
+
+    #[inline(always)]
+    fn len(&self, list: u8) -> usize {
+        self.rings[list as usize].len
+    }
+
+    /// The directory slot of `page` (0: not remembered).
+    #[inline(always)]
+    fn slot(&self, page: u64) -> u32 {
+        if page < self.dense.len() as u64 {
+            self.dense[page as usize]
+        } else if page < DENSE_PAGES {
+            0
+        } else {
+            self.sparse.get(&page).copied().unwrap_or(0)
+        }
+    }
+
+    #[inline(always)]
+    fn set_slot(&mut self, page: u64, slot: u32) {
+        if page < DENSE_PAGES {
+            if page >= self.dense.len() as u64 {
+                self.grow(page);
+            }
+            self.dense[page as usize] = slot;
+        } else {
+            self.sparse.insert(page, slot);
+        }
+    }
+
+    #[inline(always)]
+    fn clear_slot(&mut self, page: u64) {
+        if page < DENSE_PAGES {
+            self.dense[page as usize] = 0;
+        } else {
+            self.sparse.remove(&page);
+        }
+    }
+
+    #[cold]
+    fn grow(&mut self, page: u64) {
+        let want = (page + 1).max(2 * self.dense.len() as u64).clamp(1024.min(DENSE_PAGES), DENSE_PAGES);
+        self.dense.resize(want as usize, 0);
+    }
+
+    #[inline(always)]
+    fn prefetch(&self, page: u64) {
+        prefetch(&self.dense, page as usize);
+    }
+
+    /// Whether either FIFO remembers `page`.
+    fn contains(&self, page: u64) -> bool {
+        self.slot(page) != 0
+    }
+
+    /// Forgets `page`; the FIFO that remembered it, if any.
+    #[inline]
+    fn take(&mut self, page: u64) -> Option<u8> {
+        let s = self.slot(page);
+        if s == 0 {
+            return None;
+        }
+        let list = if s & DIRTY_GHOST != 0 { DIRTY } else { CLEAN };
+        let ring = &mut self.rings[list as usize];
+        ring.clear_live(((s & !DIRTY_GHOST) - 1) as usize);
+        ring.len -= 1;
+        self.clear_slot(page);
+        Some(list)
+    }
+
+    /// Remembers `page` (remembered by neither FIFO) in `list`'s FIFO, forgetting its oldest
+    /// page when it holds `cap`.
+    #[inline]
+    fn push(&mut self, list: u8, page: u64) {
+        if self.cap == 0 {
+            return;
+        }
+        let l = list as usize;
+        if self.rings[l].len == self.cap {
+            let ring = &mut self.rings[l];
+            let mask = ring.mask();
+            loop {
+                let i = (ring.tail & mask) as usize;
+                ring.tail += 1;
+                if ring.is_live(i) {
+                    ring.clear_live(i);
+                    ring.len -= 1;
+                    let old = ring.page[i];
+                    self.clear_slot(old);
+                    break;
+                }
+            }
+        }
+        if self.rings[l].head - self.rings[l].tail == self.rings[l].page.len() as u64 {
+            self.compact(list);
+        }
+        let ring = &mut self.rings[l];
+        let i = (ring.head & ring.mask()) as usize;
+        ring.head += 1;
+        ring.len += 1;
+        ring.page[i] = page;
+        ring.set_live(i);
+        let tag = if list == DIRTY { DIRTY_GHOST } else { 0 };
+        self.set_slot(page, tag | (i as u32 + 1));
+    }
+
+    /// Moves `list`'s live pages together at its tail, in order (its ring is full of live and
+    /// forgotten positions).
+    #[cold]
+    fn compact(&mut self, list: u8) {
+        let l = list as usize;
+        let tag = if list == DIRTY { DIRTY_GHOST } else { 0 };
+        let mask = self.rings[l].mask();
+        let (tail, head) = (self.rings[l].tail, self.rings[l].head);
+        let mut w = tail;
+        for r in tail..head {
+            let ri = (r & mask) as usize;
+            if !self.rings[l].is_live(ri) {
+                continue;
+            }
+            let wi = (w & mask) as usize;
+            w += 1;
+            if wi == ri {
+                continue;
+            }
+            let ring = &mut self.rings[l];
+            let page = ring.page[ri];
+            ring.clear_live(ri);
+            ring.page[wi] = page;
+            ring.set_live(wi);
+            self.set_slot(page, tag | (wi as u32 + 1));
+        }
+        self.rings[l].head = w;
+    }
+
+    fn check(&self) -> Result<(), String> {
+        let mut total = 0usize;
+        for list in [CLEAN, DIRTY] {
+            let ring = &self.rings[list as usize];
+            let tag = if list == DIRTY { DIRTY_GHOST } else { 0 };
+            if ring.len > self.cap || ring.head < ring.tail || ring.head - ring.tail > ring.page.len() as u64 {
+                return Err(format!("fbp ghosts {list}: {} live, span {}..{}", ring.len, ring.tail, ring.head));
+            }
+            let (mask, span) = (ring.mask(), ring.head - ring.tail);
+            let mut live = 0;
+            for i in 0..ring.page.len() {
+                let seq_in = span == mask + 1 || (i as u64).wrapping_sub(ring.tail) & mask < span;
+                if ring.is_live(i) {
+                    if !seq_in {
+                        return Err(format!("fbp ghosts {list}: live position {i} outside the ring"));
+                    }
+                    let p = ring.page[i];
+                    if self.slot(p) != tag | (i as u32 + 1) {
+                        return Err(format!("fbp ghosts {list}: page {p} at {i} has directory slot {}", self.slot(p)));
+                    }
+                    live += 1;
+                }
+            }
+            if live != ring.len {
+                return Err(format!("fbp ghosts {list}: {live} live positions, {} counted", ring.len));
+            }
+            total += live;
+        }
+        let mapped = self.dense.iter().filter(|&&s| s != 0).count() + self.sparse.values().filter(|&&s| s != 0).count();
+        if mapped != total {
+            return Err(format!("fbp ghosts: {mapped} pages in the directory, {total} live"));
+        }
+        Ok(())
+    }
+}
+
+/// The list bits of a frame's `meta`.
+const LIST: u8 = 0x3;
+/// `meta` list of a frame in neither list.
+const NO_LIST: u8 = 2;
+/// The mark of a frame hit since it entered its list or was last passed over.
+const MARK: u8 = 0x80;
+
 /// The FBP policy.
+///
+/// Layout (for speed; the design is silent): the clean and dirty lists are threaded through
+/// 8-byte per-frame link records, with each frame's list and mark in one byte apart, so a hit
+/// touches records as densely packed as LRU's; pages are read only at eviction, and the last
+/// access times only where dirty victims are clustered.
 #[derive(Clone, Debug)]
 pub struct Fbp {
-    lists: FrameLists,
+    /// Per frame: its links in the clean or the dirty list.
+    link: Vec<Link>,
+    /// Per frame: its list (`CLEAN`, `DIRTY` or `NO_LIST`), with `MARK`.
+    meta: Vec<u8>,
+    ends: [Ends; 2],
     /// Page of each frame.
     page: Vec<u64>,
-    /// Request time of each frame's last access.
+    /// Request time of each frame's last access (kept only when clustering, the one reader).
     last: Vec<u64>,
-    /// Whether each frame was hit since it entered or was last given a second chance.
-    referenced: Vec<bool>,
     capacity: f64,
     /// Target size of the clean list.
     tau: f64,
@@ -163,8 +422,7 @@ pub struct Fbp {
     cluster: Option<u64>,
     /// Whether a clustered eviction writes the whole block, padded.
     pad: bool,
-    ghost_clean: GhostFifo,
-    ghost_dirty: GhostFifo,
+    ghosts: Ghosts,
     /// The incoming page whose ghost entry [`Replacer::victims`] already consumed.
     learned: Option<u64>,
 }
@@ -177,43 +435,79 @@ impl Fbp {
 
     /// Pages in the clean and the dirty list.
     pub fn list_lengths(&self) -> (usize, usize) {
-        (self.lists.len(CLEAN), self.lists.len(DIRTY))
+        (self.ends[CLEAN as usize].len as usize, self.ends[DIRTY as usize].len as usize)
     }
 
     /// Pages remembered as evicted clean and evicted dirty.
     pub fn ghost_lengths(&self) -> (usize, usize) {
-        (self.ghost_clean.len(), self.ghost_dirty.len())
+        (self.ghosts.len(CLEAN), self.ghosts.len(DIRTY))
+    }
+
+    #[inline(always)]
+    fn list_of(&self, f: FrameId) -> u8 {
+        self.meta[f as usize] & LIST
+    }
+
+    /// Unlinks frame `f` from its list, if any (its mark stays).
+    #[inline(always)]
+    fn unlink(&mut self, f: FrameId) {
+        let list = self.list_of(f);
+        if list != NO_LIST {
+            unlink::<0, _>(&mut self.link, &mut self.ends[list as usize], f);
+            let m = &mut self.meta[f as usize];
+            *m = (*m & MARK) | NO_LIST;
+        }
+    }
+
+    /// Puts frame `f` (in no list) at the MRU end of `list`.
+    #[inline(always)]
+    fn push_front(&mut self, list: u8, f: FrameId) {
+        link_front::<0, _>(&mut self.link, &mut self.ends[list as usize], f);
+        let m = &mut self.meta[f as usize];
+        *m = (*m & MARK) | list;
+    }
+
+    /// Moves frame `f` (in any list or none) to the MRU end of `list`.
+    #[inline(always)]
+    fn move_to_front(&mut self, list: u8, f: FrameId) {
+        if self.ends[list as usize].head != f {
+            self.unlink(f);
+            self.push_front(list, f);
+        }
     }
 
     /// Adapts τ to a miss on `access.page`, if a ghost remembers it (and forgets it there).
     #[inline]
     fn learn(&mut self, access: &Access) {
-        let (gc, gd) = (self.ghost_clean.len() as f64, self.ghost_dirty.len() as f64);
-        if gc > 0.0 && self.ghost_clean.take(access.page) {
-            self.tau = (self.tau + (gd / gc).max(1.0)).min(self.capacity);
-        } else if gd > 0.0 && self.ghost_dirty.take(access.page) {
-            let cost = 1.0 + if access.kind.is_write() { self.write_in_reads } else { 0.0 };
-            self.tau = (self.tau - (gc / gd).max(1.0) * cost).max(0.0);
+        let (gc, gd) = (self.ghosts.len(CLEAN) as f64, self.ghosts.len(DIRTY) as f64);
+        match self.ghosts.take(access.page) {
+            Some(CLEAN) => self.tau = (self.tau + (gd / gc).max(1.0)).min(self.capacity),
+            Some(_) => {
+                let cost = 1.0 + if access.kind.is_write() { self.write_in_reads } else { 0.0 };
+                self.tau = (self.tau - (gc / gd).max(1.0) * cost).max(0.0);
+            }
+            None => {}
         }
     }
 
-    /// The victim of `list`: its LRU-most unpinned page not referenced since it was last
-    /// passed over; referenced pages met on the way lose their mark and move to the MRU end
-    /// (a second chance). At most two passes over the list.
+    /// The victim of `list`: its LRU-most unpinned page not marked since it was last passed
+    /// over; marked pages met on the way lose their mark and move to the MRU end (a second
+    /// chance). At most two passes over the list.
     fn second_chance<P: Pins + ?Sized>(&mut self, list: u8, pins: &P) -> Option<FrameId> {
-        let mut cur = self.lists.back(list);
-        let mut chances = self.lists.len(list);
-        while let Some(f) = cur {
-            cur = self.lists.prev(f);
+        let mut cur = self.ends[list as usize].tail;
+        let mut chances = self.ends[list as usize].len;
+        while cur != NIL {
+            let f = cur;
+            cur = self.link[f as usize].links[0];
             if pins.is_pinned(f) {
                 continue;
             }
-            if self.referenced[f as usize] && chances > 0 {
-                self.referenced[f as usize] = false;
+            if self.meta[f as usize] & MARK != 0 && chances > 0 {
+                self.meta[f as usize] &= !MARK;
                 chances -= 1;
-                self.lists.move_to_front(list, f);
-                if cur.is_none() {
-                    cur = self.lists.back(list);
+                self.move_to_front(list, f);
+                if cur == NIL {
+                    cur = self.ends[list as usize].tail;
                 }
                 continue;
             }
@@ -223,10 +517,14 @@ impl Fbp {
     }
 
     fn evict(&mut self, frame: FrameId, dirty: bool, out: &mut Evictions) {
-        self.lists.remove(frame);
+        self.unlink(frame);
         out.victims.push(frame);
-        let page = self.page[frame as usize];
-        if dirty { self.ghost_dirty.push(page) } else { self.ghost_clean.push(page) }
+        self.ghosts.push(if dirty { DIRTY } else { CLEAN }, self.page[frame as usize]);
+    }
+
+    /// Whether `f` is a frame of this policy's lists holding `p`.
+    fn holds(&self, f: FrameId, p: u64) -> bool {
+        (f as usize) < self.page.len() && self.page[f as usize] == p && self.list_of(f) != NO_LIST
     }
 
     /// Evicts every buffered page of `v`'s block, in page order, as one padded block write;
@@ -239,17 +537,15 @@ impl Fbp {
         }
         let first = page - page % ppb;
         for p in first..first + ppb {
-            if let Some(f) = pins.frame_of(p) {
-                let mine =
-                    (f as usize) < self.page.len() && self.page[f as usize] == p && self.lists.list_of(f).is_some();
-                if !mine || pins.is_pinned(f) {
-                    return false;
-                }
+            if let Some(f) = pins.frame_of(p)
+                && (!self.holds(f, p) || pins.is_pinned(f))
+            {
+                return false;
             }
         }
         for p in first..first + ppb {
             if let Some(f) = pins.frame_of(p) {
-                let dirty = self.lists.contains(DIRTY, f);
+                let dirty = self.list_of(f) == DIRTY;
                 self.evict(f, dirty, out);
             }
         }
@@ -271,15 +567,33 @@ impl Fbp {
         for p in first..first + ppb {
             let Some(f) = pins.frame_of(p) else { continue };
             let ok = f == v
-                || ((f as usize) < self.page.len()
-                    && self.page[f as usize] == p
-                    && self.lists.contains(DIRTY, f)
-                    && !pins.is_pinned(f)
-                    && self.last[f as usize] <= cut);
+                || (self.holds(f, p) && self.list_of(f) == DIRTY && !pins.is_pinned(f) && self.last[f as usize] <= cut);
             if ok {
                 self.evict(f, true, out);
             }
         }
+    }
+
+    /// The list the next eviction starts from (before second chances and pins).
+    #[inline(always)]
+    fn victim_list(&self) -> u8 {
+        let (c, d) = self.list_lengths();
+        if c > 0 && (c as f64 > self.tau || d == 0) { CLEAN } else { DIRTY }
+    }
+
+    /// Brings into cache what the next eviction will most likely read first: the LRU end of the
+    /// list it starts from (its link record, mark and page, a chain of dependent loads when
+    /// missed) and the directory slot of the oldest page of that list's ghost FIFO. A few
+    /// requests pass before the next miss, time enough for the lines to arrive.
+    #[inline(always)]
+    fn prefetch_next_victim(&self) {
+        let list = self.victim_list();
+        let t = self.ends[list as usize].tail as usize;
+        prefetch(&self.link, t);
+        prefetch(&self.meta, t);
+        prefetch(&self.page, t);
+        let ring = &self.ghosts.rings[list as usize];
+        self.ghosts.prefetch(ring.page[(ring.tail & ring.mask()) as usize]);
     }
 }
 
@@ -287,41 +601,70 @@ impl Replacer for Fbp {
     type Config = FbpConfig;
 
     fn new(capacity: usize, config: &FbpConfig) -> Self {
+        assert!(capacity < NIL as usize, "too many frames for FBP");
         let d = config.profile();
         let cluster = (d.ftl != FtlClass::Ideal).then_some(u64::from(d.pages_per_block.max(1)));
         let pad =
             config.pad.unwrap_or(matches!(d.ftl, FtlClass::LogBlock | FtlClass::SharedLog | FtlClass::BlockMapped));
         Fbp {
             pad,
-            lists: FrameLists::new(capacity, 2),
+            link: vec![Link::FREE; capacity],
+            meta: vec![NO_LIST; capacity],
+            ends: [Ends::EMPTY; 2],
             page: vec![0; capacity],
-            last: vec![0; capacity],
-            referenced: vec![false; capacity],
+            last: vec![0; if cluster.is_some() { capacity } else { 0 }],
             capacity: capacity as f64,
             tau: capacity as f64 / 2.0,
             write_in_reads: write_cost_us(&d) / d.read_us.max(f64::MIN_POSITIVE),
             cluster,
-            ghost_clean: GhostFifo::new(capacity),
-            ghost_dirty: GhostFifo::new(capacity),
+            ghosts: Ghosts::new(capacity),
             learned: None,
         }
     }
 
     #[inline]
     fn on_hit(&mut self, frame: FrameId, access: &Access) {
-        self.last[frame as usize] = access.time;
-        self.referenced[frame as usize] = true;
-        if access.kind.is_write() {
-            if self.lists.contains(DIRTY, frame) {
-                self.lists.move_to_front(DIRTY, frame);
-            } else {
-                self.lists.remove(frame);
-                self.lists.push_front(DIRTY, frame);
-            }
-        } else {
-            let list = if self.lists.contains(DIRTY, frame) { DIRTY } else { CLEAN };
-            self.lists.move_to_front(list, frame);
+        if self.cluster.is_some() {
+            self.last[frame as usize] = access.time;
         }
+        let f = frame as usize;
+        let from = self.meta[f] & LIST;
+        // A read hit on a frame in no list (never, under the contract) puts it in the clean list.
+        let to = if access.kind.is_write() || from == DIRTY { DIRTY } else { CLEAN };
+        self.meta[f] = to | MARK;
+        if self.ends[to as usize].head != frame {
+            if from != NO_LIST {
+                unlink::<0, _>(&mut self.link, &mut self.ends[from as usize], frame);
+            }
+            link_front::<0, _>(&mut self.link, &mut self.ends[to as usize], frame);
+        }
+    }
+
+    /// Brings `page`'s ghost directory slot into cache (read on a miss).
+    #[inline(always)]
+    fn prefetch(&self, page: u64) {
+        self.ghosts.prefetch(page);
+    }
+
+    #[inline(always)]
+    fn prefetch_frame(&self, frame: FrameId) {
+        prefetch(&self.link, frame as usize);
+        prefetch(&self.meta, frame as usize);
+    }
+
+    /// The LRU end of the list the next eviction starts from (a second chance may pass it over).
+    /// Its record and page were prefetched at the last eviction; now that they are in cache,
+    /// what evicting it writes is prefetched too: its neighbour's link record and the
+    /// directory slot of its page.
+    #[inline(always)]
+    fn likely_victim(&self) -> Option<FrameId> {
+        let t = self.ends[self.victim_list() as usize].tail;
+        if t == NIL {
+            return None;
+        }
+        prefetch(&self.link, self.link[t as usize].links[0] as usize);
+        self.ghosts.prefetch(self.page[t as usize]);
+        Some(t)
     }
 
     #[inline]
@@ -330,9 +673,12 @@ impl Replacer for Fbp {
             self.learn(access);
         }
         self.page[frame as usize] = access.page;
-        self.last[frame as usize] = access.time;
-        self.referenced[frame as usize] = false;
-        self.lists.push_front(if access.kind.is_write() { DIRTY } else { CLEAN }, frame);
+        if self.cluster.is_some() {
+            self.last[frame as usize] = access.time;
+        }
+        self.meta[frame as usize] &= !MARK;
+        self.unlink(frame);
+        self.push_front(if access.kind.is_write() { DIRTY } else { CLEAN }, frame);
     }
 
     fn victims<P: Pins + ?Sized>(
@@ -348,14 +694,13 @@ impl Replacer for Fbp {
             self.learn(incoming);
             self.learned = Some(incoming.page);
         }
-        let (c, d) = self.list_lengths();
-        let clean_first = c > 0 && (c as f64 > self.tau || d == 0);
-        let (first, second) = if clean_first { (CLEAN, DIRTY) } else { (DIRTY, CLEAN) };
+        let first = self.victim_list();
+        let second = first ^ 1;
         let victim = match self.second_chance(first, pins) {
             Some(v) => v,
             None => self.second_chance(second, pins).ok_or(EvictError::AllPinned)?,
         };
-        let dirty = self.lists.contains(DIRTY, victim);
+        let dirty = self.list_of(victim) == DIRTY;
         match self.cluster {
             Some(ppb) if dirty => {
                 if !(self.pad && self.try_pad(victim, ppb, pins, out)) {
@@ -364,37 +709,48 @@ impl Replacer for Fbp {
             }
             _ => self.evict(victim, dirty, out),
         }
+        self.prefetch_next_victim();
         Ok(())
     }
 
     fn remove(&mut self, frame: FrameId) {
-        self.lists.remove(frame);
+        self.unlink(frame);
     }
 
     fn len(&self) -> usize {
-        self.lists.len(CLEAN) + self.lists.len(DIRTY)
+        (self.ends[CLEAN as usize].len + self.ends[DIRTY as usize].len) as usize
     }
 
     fn is_dirty(&self, frame: FrameId) -> Option<bool> {
-        Some(self.lists.contains(DIRTY, frame))
+        Some(self.list_of(frame) == DIRTY)
     }
 
     fn check_invariants(&self) -> Result<(), String> {
-        self.lists.check()?;
-        self.ghost_clean.check().map_err(|e| format!("fbp clean {e}"))?;
-        self.ghost_dirty.check().map_err(|e| format!("fbp dirty {e}"))?;
+        let mut seen = vec![NO_LIST; self.link.len()];
+        for list in [CLEAN, DIRTY] {
+            for f in walk::<0, _>(&self.link, &self.ends[list as usize]).map_err(|e| format!("fbp: {e}"))? {
+                if seen[f as usize] != NO_LIST {
+                    return Err(format!("fbp: frame {f} is in both lists"));
+                }
+                seen[f as usize] = list;
+            }
+        }
+        for (f, &s) in seen.iter().enumerate() {
+            if self.meta[f] & LIST != s {
+                return Err(format!("fbp: frame {f} records list {} but is linked in {s}", self.meta[f] & LIST));
+            }
+        }
+        self.ghosts.check()?;
         if !(0.0..=self.capacity).contains(&self.tau) {
             return Err(format!("fbp: target {} outside [0, {}]", self.tau, self.capacity));
         }
         if self.len() as f64 > self.capacity {
             return Err(format!("fbp: {} pages in {} frames", self.len(), self.capacity));
         }
-        for list in [CLEAN, DIRTY] {
-            for f in self.lists.iter_from_front(list) {
-                let p = self.page[f as usize];
-                if self.ghost_clean.contains(p) || self.ghost_dirty.contains(p) {
-                    return Err(format!("fbp: buffered page {p} is also a ghost"));
-                }
+        for (f, &s) in seen.iter().enumerate() {
+            let p = self.page[f];
+            if s != NO_LIST && self.ghosts.contains(p) {
+                return Err(format!("fbp: buffered page {p} is also a ghost"));
             }
         }
         Ok(())
@@ -623,6 +979,70 @@ mod tests {
         assert_eq!(write_cost_us(&d), 220.0 + 1500.0 / 64.0);
         assert_eq!(write_cost_us(&DeviceProfile { ftl: FtlClass::LogBlock, ..d }), 220.0 + 1500.0 / 64.0 + 245.0);
         assert_eq!(write_cost_us(&DeviceProfile { ftl: FtlClass::BlockMapped, ..d }), 220.0 + 64.0 * 245.0 + 1500.0);
+    }
+
+    proptest::proptest! {
+        /// The ghost rings behave as two bounded FIFOs (`VecDeque`s) with removal anywhere,
+        /// through compactions, for dense and hashed (sparse) page numbers alike.
+        #[test]
+        fn ghosts_are_two_bounded_fifos(
+            cap in 0usize..12,
+            sparse in proptest::bool::ANY,
+            ops in proptest::collection::vec((0u64..40, 0u8..3), 1..600),
+        ) {
+            use std::collections::VecDeque;
+            let base = if sparse { DENSE_PAGES + (1 << 40) } else { 0 };
+            let mut g = Ghosts::new(cap);
+            let mut model: [VecDeque<u64>; 2] = [VecDeque::new(), VecDeque::new()];
+            for (page, op) in ops {
+                let page = base + page;
+                let at = model.iter().position(|q| q.contains(&page));
+                if op < 2 && at.is_none() {
+                    g.push(op, page);
+                    if cap > 0 {
+                        model[op as usize].push_back(page);
+                        if model[op as usize].len() > cap {
+                            model[op as usize].pop_front();
+                        }
+                    }
+                } else {
+                    proptest::prop_assert_eq!(g.take(page), at.map(|l| l as u8));
+                    if let Some(l) = at {
+                        model[l].retain(|&p| p != page);
+                    }
+                }
+                g.check().map_err(proptest::test_runner::TestCaseError::fail)?;
+                for l in [CLEAN, DIRTY] {
+                    proptest::prop_assert_eq!(g.len(l), model[l as usize].len());
+                }
+                for p in 0..40 {
+                    proptest::prop_assert_eq!(g.contains(base + p), model.iter().any(|q| q.contains(&(base + p))));
+                }
+            }
+        }
+
+        /// Page numbers above the direct-mapped range (the hashed ghost directory) give the
+        /// same decisions as small ones, on every FTL class.
+        #[test]
+        fn sparse_pages_decide_as_dense_ones(
+            cap in 1usize..16,
+            ftl in 0usize..5,
+            reqs in proptest::collection::vec((0u64..40, proptest::bool::ANY), 1..300),
+        ) {
+            let ftl = [FtlClass::Ideal, FtlClass::PageMapped, FtlClass::LogBlock, FtlClass::SharedLog, FtlClass::BlockMapped][ftl];
+            let off = 1u64 << 40;
+            let mut dense = Harness::<Fbp>::new(cap, on(ftl, None));
+            let mut sparse = Harness::<Fbp>::new(cap, on(ftl, None));
+            for (page, write) in reqs {
+                let kind = if write { crate::AccessKind::Write } else { crate::AccessKind::Read };
+                let a = dense.access(page, kind, crate::NEVER);
+                let b = sparse.access(page + off, kind, crate::NEVER);
+                proptest::prop_assert_eq!(a, b);
+                let shifted: Vec<u64> = dense.evicted_pages().iter().map(|p| p + off).collect();
+                proptest::prop_assert_eq!(shifted, sparse.evicted_pages());
+                proptest::prop_assert_eq!(dense.policy.target(), sparse.policy.target());
+            }
+        }
     }
 
     #[test]

@@ -242,7 +242,7 @@ impl S3Fifo {
 
     /// Whether the ghost queue remembers `page`.
     pub fn remembers(&self, page: u64) -> bool {
-        self.ghost.slot_of.contains_key(&page)
+        self.ghost.contains(page)
     }
 
     /// Pages in S and in M.
