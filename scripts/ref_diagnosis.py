@@ -188,11 +188,14 @@ def main():
         pol = ["ref:vw=0.75,vb=3,ppb=64", "ref-adaptive:ppb=64,vb-max=8,read-us=10,write-us=200,erase-us=2000"] + fixed
         rows = run(out, "adaptive", traces, pol, extra=nofetch)
         print("\n### ref-adaptive against REF (75%, 3) and the best fixed (vw, vb, pad) of a 27-point grid\n")
+        # The CSV spells ref-adaptive's parameters its own way (aliases resolved, `ftl=auto` and
+        # defaults written out), so its rows are found by the policy's name.
+        adaptive = next(r["policy"] for r in rows if r["policy"].startswith("ref-adaptive:"))
         res = []
         for n, _ in names:
             for d in ("bast", "fast"):
                 r0 = secs(find(rows, names, n, d, pol[0]))
-                ra = secs(find(rows, names, n, d, pol[1]))
+                ra = secs(find(rows, names, n, d, adaptive))
                 best = min(fixed, key=lambda p: secs(find(rows, names, n, d, p)))
                 rb = secs(find(rows, names, n, d, best))
                 res.append([n, d.upper(), f"{r0:.1f}", f"{ra:.1f}", f"{rb:.1f}", best.replace("bp-ref:", "").replace(",ppb=64", ""),
