@@ -31,12 +31,8 @@
 //! before every request.
 
 use std::cell::Cell;
-use std::collections::HashMap;
-use std::hash::BuildHasherDefault;
 
-use rustc_hash::FxHasher;
-
-use crate::blocks::{DENSE_PAGES, Ends, Link, Linked, link_front, prefetch, unlink, walk};
+use crate::blocks::{Ends, Link, Linked, PageDirectory, link_front, prefetch, unlink, walk};
 use crate::params::NoParams;
 use crate::replacer::{Access, EvictError, Evictions, FrameId, NIL, Pins, Replacer};
 
@@ -118,12 +114,8 @@ pub struct Arc {
     ends: [Ends; 4],
     /// Unused ghost nodes.
     free_ghosts: Vec<u32>,
-    /// Ghost page → ghost node, for pages below `dense.len()` (`NIL`: none); grown up to
-    /// `DENSE_PAGES` as pages are met.
-    dense: Vec<u32>,
-    /// Ghost page → ghost node, for pages from `DENSE_PAGES` up. Reserved at twice the ghost
-    /// count, so that it never reallocates.
-    sparse: HashMap<u64, u32, BuildHasherDefault<FxHasher>>,
+    /// Ghost page → ghost node (`NIL`: none); its hashed part reserved at twice the ghost count.
+    dir: PageDirectory,
     /// Set by `victims`: the incoming page's directory work is done; it goes to T2 if `true`.
     prepared: Option<(u64, bool)>,
     /// The pages of the last `GHOST_STAGE` `prefetch` calls (a ring; prefetching only).
@@ -177,36 +169,19 @@ impl Arc {
     /// The ghost node of `page`, if it is in B1 or B2.
     #[inline(always)]
     fn ghost(&self, page: u64) -> Option<u32> {
-        if page < self.dense.len() as u64 {
-            let g = self.dense[page as usize];
-            (g != NIL).then_some(g)
-        } else if page < DENSE_PAGES {
-            None
-        } else {
-            self.sparse.get(&page).copied()
-        }
+        let g = self.dir.get(page);
+        (g != NIL).then_some(g)
     }
 
     /// Records `g` as the ghost node of `page` (not in the directory).
     #[inline(always)]
     fn set_ghost(&mut self, page: u64, g: u32) {
-        if page < DENSE_PAGES {
-            if page >= self.dense.len() as u64 {
-                self.grow(page);
-            }
-            self.dense[page as usize] = g;
-        } else {
-            self.sparse.insert(page, g);
-        }
+        self.dir.set(page, g);
     }
 
     #[inline(always)]
     fn clear_ghost(&mut self, page: u64) {
-        if page < DENSE_PAGES {
-            self.dense[page as usize] = NIL;
-        } else {
-            self.sparse.remove(&page);
-        }
+        self.dir.clear(page);
     }
 
     /// Brings the LRU ends of the four lists, where the next miss reads, into cache.
@@ -229,12 +204,6 @@ impl Arc {
         let t1 = self.ends[T1 as usize];
         let t2 = self.ends[T2 as usize];
         if t1.len >= 1 && (t1.len as f64 > self.p || t2.tail == NIL) { t1.tail } else { t2.tail }
-    }
-
-    #[cold]
-    fn grow(&mut self, page: u64) {
-        let want = (page + 1).max(2 * self.dense.len() as u64).clamp(1024.min(DENSE_PAGES), DENSE_PAGES);
-        self.dense.resize(want as usize, NIL);
     }
 
     /// Drops the LRU entry of ghost list `list`, if any.
@@ -365,8 +334,7 @@ impl Replacer for Arc {
             gmeta: vec![NO_LIST; ghosts],
             ends: [Ends::EMPTY; 4],
             free_ghosts: (0..ghosts as u32).rev().collect(),
-            dense: Vec::new(),
-            sparse: HashMap::with_capacity_and_hasher(2 * ghosts, Default::default()),
+            dir: PageDirectory::new(NIL, 2 * ghosts),
             prepared: None,
             ahead: Default::default(),
             calls: Cell::new(0),
@@ -398,11 +366,11 @@ impl Replacer for Arc {
     /// earlier (whose slot has arrived), its ghost node and list byte when it is a ghost.
     #[inline(always)]
     fn prefetch(&self, page: u64) {
-        prefetch(&self.dense, page as usize);
+        self.dir.prefetch(page);
         let n = self.calls.get();
         self.calls.set(if n + 1 == GHOST_STAGE { 0 } else { n + 1 });
         let earlier = self.ahead[n].replace(page);
-        if let Some(&g) = self.dense.get(earlier as usize)
+        if let Some(g) = self.dir.get_dense(earlier)
             && g != NIL
         {
             prefetch(&self.node, g as usize);
@@ -491,7 +459,7 @@ impl Replacer for Arc {
                 return Err(format!("arc: ghost page {page} (node {n}) is not found in the directory"));
             }
         }
-        let entries = self.dense.iter().filter(|&&g| g != NIL).count() + self.sparse.len();
+        let entries = self.dir.entries();
         if ghosts != b1 + b2 || entries != ghosts {
             return Err(format!("arc: directory has {entries} entries, {ghosts} ghost nodes, B1+B2 = {}", b1 + b2));
         }

@@ -4,6 +4,11 @@
 //! (`Linked`, `Ends`: one cache line per record touched), the per-frame record `PageRec`, and
 //! the `ppb` parameter.
 
+use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
+
+use rustc_hash::FxHasher;
+
 use crate::params::{ParamDoc, parse_int};
 use crate::replacer::NIL;
 
@@ -200,6 +205,89 @@ const DENSE_BLOCKS: u64 = 1 << 22;
 /// Page numbers below this are direct-mapped in a page directory (at most 256 MiB of table, the
 /// simulator's page-table limit).
 pub(crate) const DENSE_PAGES: u64 = 1 << 26;
+
+/// A page → `u32` directory for ghost entries (ARC's ghost nodes, FBP's ghost rings): an array
+/// indexed by page below [`DENSE_PAGES`], grown as pages are met (never shrunk), and a hash map
+/// above, reserved at construction so that it does not reallocate while the policy keeps at
+/// most that many entries. Setting and clearing an entry only write its slot (no read first);
+/// `empty` is what a page without an entry reads as.
+#[derive(Clone, Debug)]
+pub(crate) struct PageDirectory {
+    dense: Vec<u32>,
+    sparse: HashMap<u64, u32, BuildHasherDefault<FxHasher>>,
+    empty: u32,
+}
+
+impl PageDirectory {
+    /// An empty directory whose pages read as `empty`, with room for `sparse` hashed entries.
+    pub(crate) fn new(empty: u32, sparse: usize) -> Self {
+        PageDirectory {
+            dense: Vec::new(),
+            sparse: HashMap::with_capacity_and_hasher(sparse, Default::default()),
+            empty,
+        }
+    }
+
+    /// The entry of `page` (`empty` when it has none).
+    #[inline(always)]
+    pub(crate) fn get(&self, page: u64) -> u32 {
+        if page < self.dense.len() as u64 {
+            self.dense[page as usize]
+        } else if page < DENSE_PAGES {
+            self.empty
+        } else {
+            self.sparse.get(&page).copied().unwrap_or(self.empty)
+        }
+    }
+
+    /// The entry of `page` if it is direct-mapped and already grown to (`None` otherwise, even
+    /// when a hashed page has an entry): a read that never hashes, for prefetch hints.
+    #[inline(always)]
+    pub(crate) fn get_dense(&self, page: u64) -> Option<u32> {
+        self.dense.get(usize::try_from(page).ok()?).copied()
+    }
+
+    /// Gives `page` the entry `v`.
+    #[inline(always)]
+    pub(crate) fn set(&mut self, page: u64, v: u32) {
+        if page < DENSE_PAGES {
+            if page >= self.dense.len() as u64 {
+                self.grow(page);
+            }
+            self.dense[page as usize] = v;
+        } else {
+            self.sparse.insert(page, v);
+        }
+    }
+
+    /// Removes the entry of `page`, which has one.
+    #[inline(always)]
+    pub(crate) fn clear(&mut self, page: u64) {
+        if page < DENSE_PAGES {
+            self.dense[page as usize] = self.empty;
+        } else {
+            self.sparse.remove(&page);
+        }
+    }
+
+    #[cold]
+    fn grow(&mut self, page: u64) {
+        let want = (page + 1).max(2 * self.dense.len() as u64).clamp(1024.min(DENSE_PAGES), DENSE_PAGES);
+        self.dense.resize(want as usize, self.empty);
+    }
+
+    /// Brings the slot of a direct-mapped `page` into cache.
+    #[inline(always)]
+    pub(crate) fn prefetch(&self, page: u64) {
+        prefetch(&self.dense, page as usize);
+    }
+
+    /// Entries other than `empty` (for invariant checks; O(directory)).
+    pub(crate) fn entries(&self) -> usize {
+        let e = self.empty;
+        self.dense.iter().filter(|&&v| v != e).count() + self.sparse.values().filter(|&&v| v != e).count()
+    }
+}
 
 impl BlockTable {
     /// A table for at most `slots` live blocks.

@@ -65,12 +65,7 @@
 //! second chance's walk (amortised O(1): each mark is spent once), and `ppb` page-table lookups
 //! for a dirty eviction on a flash FTL.
 
-use std::collections::HashMap;
-use std::hash::BuildHasherDefault;
-
-use rustc_hash::FxHasher;
-
-use crate::blocks::{DENSE_PAGES, Ends, Link, link_front, prefetch, unlink, walk};
+use crate::blocks::{Ends, Link, PageDirectory, link_front, prefetch, unlink, walk};
 use crate::params::{DeviceParams, DeviceProfile, FtlClass, ParamDoc, PolicyParams, auto};
 use crate::replacer::{Access, BlockPad, EvictError, Evictions, FrameId, NIL, Pins, Replacer};
 
@@ -161,8 +156,7 @@ struct Ghosts {
     /// Pages each FIFO remembers at most (the buffer's capacity).
     cap: usize,
     rings: [Ring; 2],
-    dense: Vec<u32>,
-    sparse: HashMap<u64, u32, BuildHasherDefault<FxHasher>>,
+    dir: PageDirectory,
 }
 
 /// Directory bit of a page remembered by the dirty FIFO.
@@ -211,12 +205,7 @@ impl Ghosts {
         // many pushes as it holds live pages, so compaction is amortised O(1) per push.
         let slots = (2 * cap).max(2).next_power_of_two();
         assert!(slots <= 1 << 30, "too many frames for FBP's ghosts");
-        Ghosts {
-            cap,
-            rings: [Ring::new(slots), Ring::new(slots)],
-            dense: Vec::new(),
-            sparse: HashMap::with_capacity_and_hasher(4 * cap + 2, Default::default()),
-        }
+        Ghosts { cap, rings: [Ring::new(slots), Ring::new(slots)], dir: PageDirectory::new(0, 4 * cap + 2) }
     }
 
     #[inline(always)]
@@ -227,45 +216,22 @@ impl Ghosts {
     /// The directory slot of `page` (0: not remembered).
     #[inline(always)]
     fn slot(&self, page: u64) -> u32 {
-        if page < self.dense.len() as u64 {
-            self.dense[page as usize]
-        } else if page < DENSE_PAGES {
-            0
-        } else {
-            self.sparse.get(&page).copied().unwrap_or(0)
-        }
+        self.dir.get(page)
     }
 
     #[inline(always)]
     fn set_slot(&mut self, page: u64, slot: u32) {
-        if page < DENSE_PAGES {
-            if page >= self.dense.len() as u64 {
-                self.grow(page);
-            }
-            self.dense[page as usize] = slot;
-        } else {
-            self.sparse.insert(page, slot);
-        }
+        self.dir.set(page, slot);
     }
 
     #[inline(always)]
     fn clear_slot(&mut self, page: u64) {
-        if page < DENSE_PAGES {
-            self.dense[page as usize] = 0;
-        } else {
-            self.sparse.remove(&page);
-        }
-    }
-
-    #[cold]
-    fn grow(&mut self, page: u64) {
-        let want = (page + 1).max(2 * self.dense.len() as u64).clamp(1024.min(DENSE_PAGES), DENSE_PAGES);
-        self.dense.resize(want as usize, 0);
+        self.dir.clear(page);
     }
 
     #[inline(always)]
     fn prefetch(&self, page: u64) {
-        prefetch(&self.dense, page as usize);
+        self.dir.prefetch(page);
     }
 
     /// Whether either FIFO remembers `page`.
@@ -381,7 +347,7 @@ impl Ghosts {
             }
             total += live;
         }
-        let mapped = self.dense.iter().filter(|&&s| s != 0).count() + self.sparse.values().filter(|&&s| s != 0).count();
+        let mapped = self.dir.entries();
         if mapped != total {
             return Err(format!("fbp ghosts: {mapped} pages in the directory, {total} live"));
         }
@@ -991,7 +957,7 @@ mod tests {
             ops in proptest::collection::vec((0u64..40, 0u8..3), 1..600),
         ) {
             use std::collections::VecDeque;
-            let base = if sparse { DENSE_PAGES + (1 << 40) } else { 0 };
+            let base = if sparse { crate::blocks::DENSE_PAGES + (1 << 40) } else { 0 };
             let mut g = Ghosts::new(cap);
             let mut model: [VecDeque<u64>; 2] = [VecDeque::new(), VecDeque::new()];
             for (page, op) in ops {
