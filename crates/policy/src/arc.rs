@@ -173,17 +173,6 @@ impl Arc {
         (g != NIL).then_some(g)
     }
 
-    /// Records `g` as the ghost node of `page` (not in the directory).
-    #[inline(always)]
-    fn set_ghost(&mut self, page: u64, g: u32) {
-        self.dir.set(page, g);
-    }
-
-    #[inline(always)]
-    fn clear_ghost(&mut self, page: u64) {
-        self.dir.clear(page);
-    }
-
     /// Brings the LRU ends of the four lists, where the next miss reads, into cache.
     #[inline(always)]
     fn prefetch_ends(&self) {
@@ -211,7 +200,7 @@ impl Arc {
         let g = self.ends[list as usize].tail;
         if g != NIL {
             self.unlink_ghost(g);
-            self.clear_ghost(self.node[g as usize].page);
+            self.dir.clear(self.node[g as usize].page);
             self.free_ghosts.push(g);
         }
     }
@@ -219,7 +208,7 @@ impl Arc {
     fn add_ghost(&mut self, list: u8, page: u64) {
         let g = self.free_ghosts.pop().expect("ARC's directory holds at most 2c + 1 ghost entries");
         self.node[g as usize].page = page;
-        self.set_ghost(page, g);
+        self.dir.set(page, g);
         link_front::<0, _>(&mut self.node, &mut self.ends[list as usize], g);
         self.gmeta[g as usize] = list;
     }
@@ -271,7 +260,7 @@ impl Arc {
             let victim = if replace { Some(self.replace(in_b2, pins)?) } else { None };
             // The incoming page leaves the ghost directory (it becomes resident in T2).
             self.unlink_ghost(g);
-            self.clear_ghost(page);
+            self.dir.clear(page);
             self.free_ghosts.push(g);
             return Ok((victim, true));
         }

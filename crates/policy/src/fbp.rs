@@ -213,36 +213,15 @@ impl Ghosts {
         self.rings[list as usize].len
     }
 
-    /// The directory slot of `page` (0: not remembered).
-    #[inline(always)]
-    fn slot(&self, page: u64) -> u32 {
-        self.dir.get(page)
-    }
-
-    #[inline(always)]
-    fn set_slot(&mut self, page: u64, slot: u32) {
-        self.dir.set(page, slot);
-    }
-
-    #[inline(always)]
-    fn clear_slot(&mut self, page: u64) {
-        self.dir.clear(page);
-    }
-
-    #[inline(always)]
-    fn prefetch(&self, page: u64) {
-        self.dir.prefetch(page);
-    }
-
     /// Whether either FIFO remembers `page`.
     fn contains(&self, page: u64) -> bool {
-        self.slot(page) != 0
+        self.dir.get(page) != 0
     }
 
     /// Forgets `page`; the FIFO that remembered it, if any.
     #[inline]
     fn take(&mut self, page: u64) -> Option<u8> {
-        let s = self.slot(page);
+        let s = self.dir.get(page);
         if s == 0 {
             return None;
         }
@@ -250,7 +229,7 @@ impl Ghosts {
         let ring = &mut self.rings[list as usize];
         ring.clear_live(((s & !DIRTY_GHOST) - 1) as usize);
         ring.len -= 1;
-        self.clear_slot(page);
+        self.dir.clear(page);
         Some(list)
     }
 
@@ -272,7 +251,7 @@ impl Ghosts {
                     ring.clear_live(i);
                     ring.len -= 1;
                     let old = ring.page[i];
-                    self.clear_slot(old);
+                    self.dir.clear(old);
                     break;
                 }
             }
@@ -287,7 +266,7 @@ impl Ghosts {
         ring.page[i] = page;
         ring.set_live(i);
         let tag = if list == DIRTY { DIRTY_GHOST } else { 0 };
-        self.set_slot(page, tag | (i as u32 + 1));
+        self.dir.set(page, tag | (i as u32 + 1));
     }
 
     /// Moves `list`'s live pages together at its tail, in order (its ring is full of live and
@@ -314,7 +293,7 @@ impl Ghosts {
             ring.clear_live(ri);
             ring.page[wi] = page;
             ring.set_live(wi);
-            self.set_slot(page, tag | (wi as u32 + 1));
+            self.dir.set(page, tag | (wi as u32 + 1));
         }
         self.rings[l].head = w;
     }
@@ -336,8 +315,11 @@ impl Ghosts {
                         return Err(format!("fbp ghosts {list}: live position {i} outside the ring"));
                     }
                     let p = ring.page[i];
-                    if self.slot(p) != tag | (i as u32 + 1) {
-                        return Err(format!("fbp ghosts {list}: page {p} at {i} has directory slot {}", self.slot(p)));
+                    if self.dir.get(p) != tag | (i as u32 + 1) {
+                        return Err(format!(
+                            "fbp ghosts {list}: page {p} at {i} has directory slot {}",
+                            self.dir.get(p)
+                        ));
                     }
                     live += 1;
                 }
@@ -559,7 +541,7 @@ impl Fbp {
         prefetch(&self.meta, t);
         prefetch(&self.page, t);
         let ring = &self.ghosts.rings[list as usize];
-        self.ghosts.prefetch(ring.page[(ring.tail & ring.mask()) as usize]);
+        self.ghosts.dir.prefetch(ring.page[(ring.tail & ring.mask()) as usize]);
     }
 }
 
@@ -609,7 +591,7 @@ impl Replacer for Fbp {
     /// Brings `page`'s ghost directory slot into cache (read on a miss).
     #[inline(always)]
     fn prefetch(&self, page: u64) {
-        self.ghosts.prefetch(page);
+        self.ghosts.dir.prefetch(page);
     }
 
     #[inline(always)]
@@ -629,7 +611,7 @@ impl Replacer for Fbp {
             return None;
         }
         prefetch(&self.link, self.link[t as usize].links[0] as usize);
-        self.ghosts.prefetch(self.page[t as usize]);
+        self.ghosts.dir.prefetch(self.page[t as usize]);
         Some(t)
     }
 
