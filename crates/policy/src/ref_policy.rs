@@ -114,9 +114,9 @@
 //! [`Replacer::likely_victim`]), and the chain each of the next pages to enter the window will
 //! touch, staged over the next three entries.
 
-use crate::blocks::{
-    BlockSize, BlockTable, Ends, Linked, PPB_DOC, link_back, link_before, link_front, parse_ppb, prefetch, unlink, walk,
-};
+use std::ops::{Index, IndexMut};
+
+use crate::blocks::{BlockSize, BlockTable, Ends, Linked, PPB_DOC, parse_ppb, prefetch, walk};
 use crate::params::{ParamDoc, PolicyParams, fmt_float, parse_fraction, parse_int};
 use crate::replacer::{Access, BlockPad, EvictError, Evictions, FrameId, NIL, NoPins, Pins, Replacer};
 
@@ -171,6 +171,120 @@ impl PolicyParams for RefConfig {
     fn values(&self) -> Vec<String> {
         vec![fmt_float(self.vw), self.vb.to_string(), self.ppb.to_string()]
     }
+}
+
+/// Records of the policy's own, indexed without bounds checks by numbers the policy itself
+/// handed out: frame numbers it linked (each checked against the frame table when the host
+/// passed it in: [`RefCore::on_hit`], [`RefCore::on_insert`], [`RefCore::remove`], and the
+/// page table's answers when BP-REF pads) and block slots from its [`BlockTable`] (each below
+/// the table's capacity, the length of every per-slot array), and chunk numbers from its own
+/// pool (at most one partly filled chunk per bag: the pool never runs out). The eviction path
+/// indexed these arrays ~100 times per eviction; each check is a compare and a branch, and the
+/// length it compares with must be reloaded after every store through `&mut self`. The
+/// invariants are what [`RefCore::check`] verifies after every step of the tests, which run
+/// with debug assertions on, so that an index out of bounds panics there.
+#[derive(Clone, Debug)]
+struct Recs<T>(Vec<T>);
+
+impl<T> Recs<T> {
+    #[inline(always)]
+    fn as_slice(&self) -> &[T] {
+        &self.0
+    }
+
+    /// Record `i`, bounds-checked: for a frame number that comes from the host.
+    #[inline(always)]
+    fn checked(&self, i: usize) -> &T {
+        &self.0[i]
+    }
+
+    /// Record `i`, bounds-checked, for update: for a frame number that comes from the host.
+    #[inline(always)]
+    fn checked_mut(&mut self, i: usize) -> &mut T {
+        &mut self.0[i]
+    }
+}
+
+impl<T> Index<usize> for Recs<T> {
+    type Output = T;
+
+    #[inline(always)]
+    fn index(&self, i: usize) -> &T {
+        debug_assert!(i < self.0.len(), "ref: record {i} of {}", self.0.len());
+        // SAFETY: `i` is a frame, slot or chunk number this policy handed out (see the type's
+        // docs): below the array's length, which never changes after construction.
+        unsafe { self.0.get_unchecked(i) }
+    }
+}
+
+impl<T> IndexMut<usize> for Recs<T> {
+    #[inline(always)]
+    fn index_mut(&mut self, i: usize) -> &mut T {
+        debug_assert!(i < self.0.len(), "ref: record {i} of {}", self.0.len());
+        // SAFETY: as for `index`.
+        unsafe { self.0.get_unchecked_mut(i) }
+    }
+}
+
+/// Inserts record `n` (in no list `L`) at the front of the list `ends` (`blocks::link_front`
+/// over [`Recs`]).
+#[inline(always)]
+fn link_front<const L: usize, T: Linked<L>>(recs: &mut Recs<T>, ends: &mut Ends, n: u32) {
+    let h = ends.head;
+    *recs[n as usize].links_mut() = [NIL, h];
+    if h == NIL {
+        ends.tail = n;
+    } else {
+        recs[h as usize].links_mut()[0] = n;
+    }
+    ends.head = n;
+    ends.len += 1;
+}
+
+/// Inserts record `n` (in no list `L`) at the back of the list `ends`.
+#[inline(always)]
+fn link_back<const L: usize, T: Linked<L>>(recs: &mut Recs<T>, ends: &mut Ends, n: u32) {
+    let t = ends.tail;
+    *recs[n as usize].links_mut() = [t, NIL];
+    if t == NIL {
+        ends.head = n;
+    } else {
+        recs[t as usize].links_mut()[1] = n;
+    }
+    ends.tail = n;
+    ends.len += 1;
+}
+
+/// Unlinks record `n` from the list `ends` (it must be in it).
+#[inline(always)]
+fn unlink<const L: usize, T: Linked<L>>(recs: &mut Recs<T>, ends: &mut Ends, n: u32) {
+    let [p, q] = recs[n as usize].links();
+    if p != NIL {
+        recs[p as usize].links_mut()[1] = q;
+    } else {
+        ends.head = q;
+    }
+    if q != NIL {
+        recs[q as usize].links_mut()[0] = p;
+    } else {
+        ends.tail = p;
+    }
+    *recs[n as usize].links_mut() = [NIL, NIL];
+    ends.len -= 1;
+}
+
+/// Inserts record `n` (in no list `L`) directly in front of `anchor` (in the list `ends`).
+#[inline(always)]
+fn link_before<const L: usize, T: Linked<L>>(recs: &mut Recs<T>, ends: &mut Ends, anchor: u32, n: u32) {
+    let p = recs[anchor as usize].links()[0];
+    *recs[n as usize].links_mut() = [p, anchor];
+    recs[anchor as usize].links_mut()[0] = n;
+    if p == NIL {
+        ends.head = n;
+    } else {
+        recs[p as usize].links_mut()[1] = n;
+    }
+    ends.len += 1;
 }
 
 /// Per-frame state with its two sets of links, one cache line: links 0 = the page LRU list,
@@ -299,9 +413,9 @@ pub(crate) struct RefCore {
     /// The MRU-most frame inside the window, or NIL.
     boundary: u32,
     clock: u64,
-    fr: Vec<Frame>,
+    fr: Recs<Frame>,
     blocks: BlockTable,
-    blk: Vec<Block>,
+    blk: Recs<Block>,
     /// `inner[c]`: the blocks outside VB with `c` pages in the window and none outside it, in
     /// order of latest access (front = newest).
     inner: Vec<Ends>,
@@ -310,7 +424,11 @@ pub(crate) struct RefCore {
     outer: Vec<Bag>,
     /// The chunks of the `outer` bags, and the free ones (linked through `next` from
     /// `free_chunk`).
-    chunks: Vec<Chunk>,
+    chunks: Recs<Chunk>,
+    /// Per chunk: a lower bound of its members' latest accesses (set when a member joins or
+    /// moves into it, tightened when a VB selection reads it whole). A block's latest access
+    /// only grows while it is in a bag, so the bound stays a bound as members are hit or leave.
+    chunk_min: Recs<u64>,
     free_chunk: u32,
     /// No list above this count is non-empty (lowered lazily).
     max_count: u32,
@@ -327,12 +445,12 @@ pub(crate) struct RefCore {
     selections: u32,
     /// Per block slot: `selections + 1` when a dirty page of the block was last evicted without
     /// padding, so that an episode counts once per block and selection.
-    episode_of: Vec<u32>,
+    episode_of: Recs<u32>,
     /// Per block slot: its buffered dirty pages (BP-REF pads only a block holding one; a clean
     /// block is then recognised without asking the host's page table for its `ppb` pages).
     /// A separate small array (2 bytes a block), touched only by writes and by evictions of
     /// dirty pages.
-    dirty_pages: Vec<u16>,
+    dirty_pages: Recs<u16>,
     /// The page the next eviction will most likely take (the oldest tail of the victim blocks'
     /// FIFOs after the last eviction), or NIL: a hint for [`Replacer::likely_victim`], never
     /// trusted by a decision.
@@ -359,7 +477,7 @@ pub(crate) struct EvictionEvents {
 impl RefCore {
     /// Whether `frame` holds a dirty page.
     pub(crate) fn is_dirty(&self, frame: FrameId) -> bool {
-        self.fr[frame as usize].dirty
+        self.fr.checked(frame as usize).dirty
     }
 
     pub(crate) fn new(capacity: usize, vw: f64, vb: u32, ppb: u32, pad: Option<f64>) -> Self {
@@ -383,18 +501,21 @@ impl RefCore {
             lru: Ends::EMPTY,
             boundary: NIL,
             clock: 0,
-            fr: vec![FREE_FRAME; capacity],
+            fr: Recs(vec![FREE_FRAME; capacity]),
             blocks: BlockTable::new(slots),
-            blk: vec![NEW_BLOCK; slots],
+            blk: Recs(vec![NEW_BLOCK; slots]),
             inner: vec![Ends::EMPTY; ppb as usize + 1],
             outer: vec![Bag::EMPTY; ppb as usize + 1],
             // At most one partly filled chunk per bag.
-            chunks: (0..slots / CHUNK + ppb as usize + 2)
-                .map(|i| Chunk {
-                    slots: [NIL; CHUNK],
-                    next: if i + 1 < slots / CHUNK + ppb as usize + 2 { i as u32 + 1 } else { NIL },
-                })
-                .collect(),
+            chunks: Recs(
+                (0..slots / CHUNK + ppb as usize + 2)
+                    .map(|i| Chunk {
+                        slots: [NIL; CHUNK],
+                        next: if i + 1 < slots / CHUNK + ppb as usize + 2 { i as u32 + 1 } else { NIL },
+                    })
+                    .collect(),
+            ),
+            chunk_min: Recs(vec![0; slots / CHUNK + ppb as usize + 2]),
             free_chunk: 0,
             max_count: 0,
             vb: Vec::with_capacity(vb_cap),
@@ -402,8 +523,8 @@ impl RefCore {
             vb_cap,
             events: EvictionEvents::default(),
             selections: 0,
-            episode_of: vec![0; slots],
-            dirty_pages: vec![0; slots],
+            episode_of: Recs(vec![0; slots]),
+            dirty_pages: Recs(vec![0; slots]),
             hint: NIL,
         }
     }
@@ -516,9 +637,13 @@ impl RefCore {
             self.chunks[n as usize].next = bag.head;
             bag.head = n;
         }
-        self.chunks[bag.head as usize].slots[i] = s;
-        self.blk[s as usize].bucket = [bag.head, i as u32];
+        let h = bag.head as usize;
+        self.chunks[h].slots[i] = s;
         bag.len += 1;
+        let b = &mut self.blk[s as usize];
+        b.bucket = [h as u32, i as u32];
+        let m = &mut self.chunk_min[h];
+        *m = if i == 0 { b.stamp } else { (*m).min(b.stamp) };
     }
 
     /// Removes block `s` from `outer[c]`: the bag's last member takes its place.
@@ -531,7 +656,10 @@ impl RefCore {
         let h = bag.head;
         let t = self.chunks[h as usize].slots[last];
         self.chunks[ch as usize].slots[i as usize] = t;
-        self.blk[t as usize].bucket = [ch, i];
+        let b = &mut self.blk[t as usize];
+        b.bucket = [ch, i];
+        let m = &mut self.chunk_min[ch as usize];
+        *m = (*m).min(b.stamp);
         if last == 0 {
             bag.head = self.chunks[h as usize].next;
             self.chunks[h as usize].next = self.free_chunk;
@@ -540,8 +668,44 @@ impl RefCore {
         self.blk[s as usize].bucket = [NIL; 2];
     }
 
-    /// Calls `visit` with every member of `outer[c]`, in no particular order.
+    /// Collects into `oldest` (empty, capacity `keep` or more) the `keep` members of `outer[c]`
+    /// with the oldest latest access, but for `skip`, sorted oldest first. A chunk whose lower
+    /// bound is no older than the newest member kept so far holds none of them, and is passed
+    /// without reading its members' records; a chunk read whole gets its exact minimum as its
+    /// bound. (Most of the adaptive REF's selections pass over bags of hundreds of blocks.)
     #[inline(always)]
+    fn oldest_in_bag(&mut self, c: usize, keep: usize, skip: u32, oldest: &mut Vec<(u64, u32)>) {
+        let bag = self.outer[c];
+        if bag.len == 0 || keep == 0 {
+            return;
+        }
+        let (mut ch, mut n) = (bag.head, (bag.len as usize - 1) % CHUNK + 1);
+        while ch != NIL {
+            let next = self.chunks[ch as usize].next;
+            prefetch(self.chunks.as_slice(), next as usize);
+            if oldest.len() < keep || self.chunk_min[ch as usize] < oldest[keep - 1].0 {
+                let mut min = u64::MAX;
+                for k in 0..n {
+                    let s = self.chunks[ch as usize].slots[k];
+                    let stamp = self.blk[s as usize].stamp;
+                    min = min.min(stamp);
+                    if s != skip && (oldest.len() < keep || stamp < oldest[keep - 1].0) {
+                        if oldest.len() == keep {
+                            oldest.pop();
+                        }
+                        let at = oldest.partition_point(|&(t, _)| t < stamp);
+                        oldest.insert(at, (stamp, s));
+                    }
+                }
+                self.chunk_min[ch as usize] = min;
+            }
+            ch = next;
+            n = CHUNK;
+        }
+    }
+
+    /// Calls `visit` with every member of `outer[c]`, in no particular order.
+    #[cfg(test)]
     fn bag_each(&self, c: usize, mut visit: impl FnMut(u32)) {
         let bag = self.outer[c];
         if bag.len == 0 {
@@ -550,7 +714,7 @@ impl RefCore {
         let (mut ch, mut n) = (bag.head, (bag.len as usize - 1) % CHUNK + 1);
         while ch != NIL {
             let chunk = &self.chunks[ch as usize];
-            prefetch(&self.chunks, chunk.next as usize);
+            prefetch(self.chunks.as_slice(), chunk.next as usize);
             for &s in &chunk.slots[..n] {
                 visit(s);
             }
@@ -657,21 +821,21 @@ impl RefCore {
         }
         let r1 = &self.fr[n1 as usize];
         let n2 = r1.links[LRU][0];
-        if let Some(b1) = self.blk.get(r1.slot as usize) {
-            prefetch(&self.fr, b1.win.head as usize);
+        if let Some(b1) = self.blk.as_slice().get(r1.slot as usize) {
+            prefetch(self.fr.as_slice(), b1.win.head as usize);
             if b1.inner {
-                prefetch(&self.blk, b1.bucket[0] as usize);
-                prefetch(&self.blk, b1.bucket[1] as usize);
+                prefetch(self.blk.as_slice(), b1.bucket[0] as usize);
+                prefetch(self.blk.as_slice(), b1.bucket[1] as usize);
             } else {
-                prefetch(&self.chunks, b1.bucket[0] as usize);
+                prefetch(self.chunks.as_slice(), b1.bucket[0] as usize);
             }
         }
         if n2 == NIL {
             return;
         }
         let r2 = &self.fr[n2 as usize];
-        prefetch(&self.blk, r2.slot as usize);
-        prefetch(&self.fr, r2.links[LRU][0] as usize);
+        prefetch(self.blk.as_slice(), r2.slot as usize);
+        prefetch(self.fr.as_slice(), r2.links[LRU][0] as usize);
     }
 
     /// Records the page the next eviction will most likely take, and prefetches what evicting it
@@ -690,9 +854,9 @@ impl RefCore {
         self.hint = h;
         if h != NIL {
             let r = &self.fr[h as usize];
-            prefetch(&self.fr, r.links[LRU][0] as usize);
-            prefetch(&self.fr, r.links[LRU][1] as usize);
-            prefetch(&self.fr, r.links[WIN][0] as usize);
+            prefetch(self.fr.as_slice(), r.links[LRU][0] as usize);
+            prefetch(self.fr.as_slice(), r.links[LRU][1] as usize);
+            prefetch(self.fr.as_slice(), r.links[WIN][0] as usize);
         }
     }
 
@@ -705,13 +869,13 @@ impl RefCore {
     /// Brings the record of `frame` into cache (a hit on it is probably coming).
     #[inline(always)]
     pub(crate) fn prefetch_frame(&self, frame: FrameId) {
-        prefetch(&self.fr, frame as usize);
+        prefetch(self.fr.as_slice(), frame as usize);
     }
 
     /// Brings the record of the block of `page` into cache (a request for it is coming).
     #[inline(always)]
     pub(crate) fn prefetch(&self, page: u64) {
-        self.blocks.prefetch_record(self.size.block(page), &self.blk);
+        self.blocks.prefetch_record(self.size.block(page), self.blk.as_slice());
     }
 
     /// A hit. Outside the window (most hits: the window is the LRU end of the buffer) it is
@@ -721,17 +885,20 @@ impl RefCore {
     #[inline(always)]
     pub(crate) fn on_hit(&mut self, frame: FrameId, access: &Access) {
         self.clock += 1;
-        let fr = &mut self.fr[frame as usize];
+        // The host's frame number and, through it, the slot are checked here (a free frame's
+        // slot is NIL): everything this hit reaches from them is the policy's own.
+        let fr = self.fr.checked_mut(frame as usize);
         let newly_dirty = access.kind.is_write() && !fr.dirty;
         fr.dirty |= access.kind.is_write();
         fr.stamp = self.clock;
         let (s, in_win) = (fr.slot, fr.in_win);
+        // A page outside the window belongs to an `outer` block (or a victim block): no list
+        // order depends on its latest access.
+        assert!((s as usize) < self.blk.0.len(), "ref: hit on free frame {frame}");
+        self.blk[s as usize].stamp = self.clock;
         if newly_dirty {
             self.dirty_pages[s as usize] += 1;
         }
-        // A page outside the window belongs to an `outer` block (or a victim block): no list
-        // order depends on its latest access.
-        self.blk[s as usize].stamp = self.clock;
         if in_win {
             self.hit_in_window(frame, s);
         }
@@ -765,6 +932,8 @@ impl RefCore {
     pub(crate) fn on_insert(&mut self, frame: FrameId, access: &Access) {
         let s = self.slot(self.size.block(access.page));
         let off = self.size.offset(access.page);
+        // The host's frame number is checked here, and that the frame is free.
+        assert!(self.fr.checked(frame as usize).slot == NIL, "ref: insertion into buffered frame {frame}");
         self.clock += 1;
         self.fr[frame as usize] =
             Frame { stamp: self.clock, slot: s, off: off as u16, dirty: access.kind.is_write(), ..FREE_FRAME };
@@ -937,16 +1106,7 @@ impl RefCore {
                 let keep = if (outer_len - inc_here) as usize <= room { outer_len as usize } else { room };
                 let mut oldest = std::mem::take(&mut self.oldest);
                 oldest.clear();
-                self.bag_each(c as usize, |s| {
-                    let stamp = self.blk[s as usize].stamp;
-                    if s != inc_slot && (oldest.len() < keep || stamp < oldest[keep - 1].0) {
-                        if oldest.len() == keep {
-                            oldest.pop();
-                        }
-                        let at = oldest.partition_point(|&(t, _)| t < stamp);
-                        oldest.insert(at, (stamp, s));
-                    }
-                });
+                self.oldest_in_bag(c as usize, keep, inc_slot, &mut oldest);
                 for &(_, s) in &oldest {
                     self.take(s);
                 }
@@ -1028,7 +1188,7 @@ impl RefCore {
             let (mut complete, mut dirty) = (true, false);
             for o in 0..self.ppb {
                 if let Some(g) = pins.frame_of(first + o) {
-                    let fr = self.fr.get(g as usize);
+                    let fr = self.fr.as_slice().get(g as usize);
                     if fr.is_none_or(|fr| fr.slot != s || u64::from(fr.off) != o) {
                         complete = false;
                         break;
@@ -1060,7 +1220,7 @@ impl RefCore {
     }
 
     pub(crate) fn remove(&mut self, frame: FrameId) {
-        if self.fr[frame as usize].slot != NIL {
+        if self.fr.checked(frame as usize).slot != NIL {
             self.drop_frame(frame);
         }
     }
@@ -1073,17 +1233,17 @@ impl RefCore {
 
     pub(crate) fn check(&self) -> Result<(), String> {
         self.blocks.check()?;
-        let order = walk::<LRU, _>(&self.fr, &self.lru)?;
+        let order = walk::<LRU, _>(self.fr.as_slice(), &self.lru)?;
         let len = order.len();
         let want = self.w.min(len);
         let mut expect_boundary = NIL;
         // Per slot: buffered pages and in-window pages found along the LRU list.
-        let (mut pages, mut inside) = (vec![0u32; self.blk.len()], vec![0u32; self.blk.len()]);
-        let mut newest = vec![0u64; self.blk.len()];
-        let mut dirty = vec![0u32; self.blk.len()];
+        let (mut pages, mut inside) = (vec![0u32; self.blk.as_slice().len()], vec![0u32; self.blk.as_slice().len()]);
+        let mut newest = vec![0u64; self.blk.as_slice().len()];
+        let mut dirty = vec![0u32; self.blk.as_slice().len()];
         let mut last_stamp = u64::MAX;
         for (i, &f) in order.iter().enumerate() {
-            let fr = self.fr[f as usize];
+            let fr = self.fr.as_slice()[f as usize];
             if fr.stamp >= last_stamp {
                 return Err(format!("ref: frame {f} at MRU position {i}: stamps not in LRU order"));
             }
@@ -1109,43 +1269,51 @@ impl RefCore {
         if self.boundary != expect_boundary {
             return Err(format!("ref: boundary {} but the window ends at {expect_boundary}", self.boundary));
         }
-        let buffered = self.fr.iter().filter(|fr| fr.slot != NIL).count();
+        let buffered = self.fr.as_slice().iter().filter(|fr| fr.slot != NIL).count();
         if buffered != len {
             return Err(format!("ref: {buffered} frames hold a slot, {len} in the LRU list"));
         }
         // Per slot: the count list holding it, as (in-window count, inner?).
-        let mut listed = vec![None; self.blk.len()];
+        let mut listed = vec![None; self.blk.as_slice().len()];
         for (c, ends) in self.inner.iter().enumerate() {
             let mut last_stamp = u64::MAX;
-            for s in walk::<0, _>(&self.blk, ends)? {
+            for s in walk::<0, _>(self.blk.as_slice(), ends)? {
                 if listed[s as usize].replace((c as u32, true)).is_some() {
                     return Err(format!("ref: slot {s} is in two count lists"));
                 }
-                let stamp = self.blk[s as usize].stamp;
+                let stamp = self.blk.as_slice()[s as usize].stamp;
                 if stamp >= last_stamp {
                     return Err(format!("ref: inner list {c} not in order of latest access"));
                 }
                 last_stamp = stamp;
             }
         }
-        let mut chunk_used = vec![false; self.chunks.len()];
+        let mut chunk_used = vec![false; self.chunks.as_slice().len()];
         for (c, bag) in self.outer.iter().enumerate() {
             // Chunks: the first holds 1..=CHUNK members, every other one CHUNK; no chunk twice.
             let (mut ch, mut n, mut members) = (bag.head, (bag.len as usize + CHUNK - 1) % CHUNK + 1, 0usize);
             while ch != NIL {
-                if ch as usize >= self.chunks.len() || std::mem::replace(&mut chunk_used[ch as usize], true) {
+                if ch as usize >= self.chunks.as_slice().len() || std::mem::replace(&mut chunk_used[ch as usize], true)
+                {
                     return Err(format!("ref: outer bag {c}: chunk {ch} out of range or used twice"));
                 }
-                for (i, &s) in self.chunks[ch as usize].slots[..n].iter().enumerate() {
-                    if s as usize >= self.blk.len() || self.blk[s as usize].bucket != [ch, i as u32] {
+                for (i, &s) in self.chunks.as_slice()[ch as usize].slots[..n].iter().enumerate() {
+                    if s as usize >= self.blk.as_slice().len()
+                        || self.blk.as_slice()[s as usize].bucket != [ch, i as u32]
+                    {
                         return Err(format!("ref: outer bag {c}: slot {s} does not record its place"));
+                    }
+                    if self.blk.as_slice()[s as usize].stamp < self.chunk_min.as_slice()[ch as usize] {
+                        return Err(format!(
+                            "ref: outer bag {c}: chunk {ch}'s bound is above slot {s}'s latest access"
+                        ));
                     }
                     if listed[s as usize].replace((c as u32, false)).is_some() {
                         return Err(format!("ref: slot {s} is in two count lists"));
                     }
                 }
                 members += n;
-                ch = self.chunks[ch as usize].next;
+                ch = self.chunks.as_slice()[ch as usize].next;
                 n = CHUNK;
             }
             if members != bag.len as usize {
@@ -1154,22 +1322,22 @@ impl RefCore {
         }
         let mut ch = self.free_chunk;
         while ch != NIL {
-            if ch as usize >= self.chunks.len() || std::mem::replace(&mut chunk_used[ch as usize], true) {
+            if ch as usize >= self.chunks.as_slice().len() || std::mem::replace(&mut chunk_used[ch as usize], true) {
                 return Err(format!("ref: free chunk {ch} out of range or in use"));
             }
-            ch = self.chunks[ch as usize].next;
+            ch = self.chunks.as_slice()[ch as usize].next;
         }
         if let Some(ch) = chunk_used.iter().position(|&u| !u) {
             return Err(format!("ref: chunk {ch} is neither free nor in a bag"));
         }
         for (block, s) in self.blocks.live() {
-            let b = self.blk[s as usize];
+            let b = self.blk.as_slice()[s as usize];
             // The FIFO holds in-window pages of the block only, in LRU order (front = MRU);
             // with the count from the LRU walk, exactly all of them.
-            let fifo = walk::<WIN, _>(&self.fr, &b.win)?;
+            let fifo = walk::<WIN, _>(self.fr.as_slice(), &b.win)?;
             let mut last_stamp = u64::MAX;
             for &f in &fifo {
-                let fr = self.fr[f as usize];
+                let fr = self.fr.as_slice()[f as usize];
                 if fr.slot != s || !fr.in_win {
                     return Err(format!("ref: frame {f} in the window FIFO of block {block} does not belong there"));
                 }
@@ -1182,10 +1350,11 @@ impl RefCore {
             if fifo.len() != n as usize {
                 return Err(format!("ref: block {block} has {n} pages in the window, {} in its FIFO", fifo.len()));
             }
-            if dirty[s as usize] != u32::from(self.dirty_pages[s as usize]) {
+            if dirty[s as usize] != u32::from(self.dirty_pages.as_slice()[s as usize]) {
                 return Err(format!(
                     "ref: block {block} counts {} dirty pages, {} found",
-                    self.dirty_pages[s as usize], dirty[s as usize]
+                    self.dirty_pages.as_slice()[s as usize],
+                    dirty[s as usize]
                 ));
             }
             if pages[s as usize] != u32::from(b.count) {
