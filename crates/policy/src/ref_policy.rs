@@ -1174,49 +1174,63 @@ impl RefCore {
         Ok(())
     }
 
-    /// Evicts victim page `f`, or its whole block when BP-REF pads.
+    /// Evicts victim page `f`, or its whole block when BP-REF pads. Inlined into the victim
+    /// choice (one call and its register saves less per eviction); the padding, rare, is out
+    /// of line.
+    #[inline(always)]
     pub(crate) fn evict<P: Pins + ?Sized>(&mut self, f: FrameId, pins: &P, out: &mut Evictions) {
         let s = self.fr[f as usize].slot;
         if let Some(above) = self.pad_above
             && self.blk[s as usize].win.len > above
             && self.dirty_pages[s as usize] > 0
+            && self.pad(s, pins, out)
         {
-            // The host's page table, asked page by page, yields the block's pages in page order;
-            // every answer must be a frame of this block at that offset, and all of them found.
-            let start = out.victims.len();
-            let first = self.blocks.key(s) * self.ppb;
-            let (mut complete, mut dirty) = (true, false);
-            for o in 0..self.ppb {
-                if let Some(g) = pins.frame_of(first + o) {
-                    let fr = self.fr.as_slice().get(g as usize);
-                    if fr.is_none_or(|fr| fr.slot != s || u64::from(fr.off) != o) {
-                        complete = false;
-                        break;
-                    }
-                    dirty |= self.fr[g as usize].dirty;
-                    out.victims.push(g);
-                }
-            }
-            let found = out.victims.len() - start;
-            if complete
-                && dirty
-                && found == self.blk[s as usize].count as usize
-                && out.victims[start..].iter().all(|&g| !pins.is_pinned(g))
-            {
-                for i in start..out.victims.len() {
-                    self.drop_frame(out.victims[i]);
-                }
-                self.events.padded_blocks += 1;
-                self.events.padded_pages += found as u64;
-                self.events.padding_pages += self.ppb - found as u64;
-                out.pad = Some(BlockPad { first_page: first, pages: self.ppb as u32 });
-                return;
-            }
-            out.victims.truncate(start);
+            return;
         }
         self.count_single(f, false);
         self.drop_frame(f);
         out.victims.push(f);
+    }
+
+    /// BP-REF: evicts every buffered page of victim block `s` as one padded block, if the
+    /// host's page table yields them all, unpinned, and one of them is dirty; else changes
+    /// nothing and answers `false`.
+    #[cold]
+    #[inline(never)]
+    fn pad<P: Pins + ?Sized>(&mut self, s: u32, pins: &P, out: &mut Evictions) -> bool {
+        // The host's page table, asked page by page, yields the block's pages in page order;
+        // every answer must be a frame of this block at that offset, and all of them found.
+        let start = out.victims.len();
+        let first = self.blocks.key(s) * self.ppb;
+        let (mut complete, mut dirty) = (true, false);
+        for o in 0..self.ppb {
+            if let Some(g) = pins.frame_of(first + o) {
+                let fr = self.fr.as_slice().get(g as usize);
+                if fr.is_none_or(|fr| fr.slot != s || u64::from(fr.off) != o) {
+                    complete = false;
+                    break;
+                }
+                dirty |= self.fr[g as usize].dirty;
+                out.victims.push(g);
+            }
+        }
+        let found = out.victims.len() - start;
+        if complete
+            && dirty
+            && found == self.blk[s as usize].count as usize
+            && out.victims[start..].iter().all(|&g| !pins.is_pinned(g))
+        {
+            for i in start..out.victims.len() {
+                self.drop_frame(out.victims[i]);
+            }
+            self.events.padded_blocks += 1;
+            self.events.padded_pages += found as u64;
+            self.events.padding_pages += self.ppb - found as u64;
+            out.pad = Some(BlockPad { first_page: first, pages: self.ppb as u32 });
+            return true;
+        }
+        out.victims.truncate(start);
+        false
     }
 
     pub(crate) fn remove(&mut self, frame: FrameId) {
