@@ -167,6 +167,24 @@ impl Expert {
         each!(self, p => p.likely_victim())
     }
 
+    /// Whether the expert keeps every frame's page and last access time in the record each
+    /// access touches anyway ([`Expert::frame_record`]; BPLRU), so that [`crate::fbx::Fbx`]
+    /// need not track them per request while it leads.
+    #[inline(always)]
+    pub fn keeps_frames(&self) -> bool {
+        matches!(self, Expert::Bplru(_))
+    }
+
+    /// The page of `frame` and the time of its last access, where the expert keeps them
+    /// ([`Expert::keeps_frames`]); `None` for a frame holding no page, or from other experts.
+    #[inline]
+    pub fn frame_record(&self, frame: FrameId) -> Option<(u64, u64)> {
+        match self {
+            Expert::Bplru(p) => p.frame_record(frame),
+            _ => None,
+        }
+    }
+
     /// See [`Replacer::is_dirty`].
     pub fn is_dirty(&self, frame: FrameId) -> Option<bool> {
         each!(self, p => p.is_dirty(frame))
