@@ -67,7 +67,12 @@ impl ExpertKind {
 }
 
 /// One expert policy, dispatched by `match`.
+///
+/// An explicit one-byte tag (`repr(u8)`): otherwise the compiler hides the tag in a niche of a
+/// variant's field, and every `match` (FBX dispatches on its leader four times a request)
+/// decodes it first (a load, an xor, a test and a conditional move before the jump).
 #[allow(clippy::large_enum_variant)]
+#[repr(u8)]
 pub enum Expert {
     /// AD-LRU.
     AdLru(AdLru),
