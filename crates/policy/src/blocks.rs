@@ -126,7 +126,7 @@ impl Linked<0> for Link {
 }
 
 /// Per-frame state of the block-level policies, one cache line: the links in its block's page
-/// list, its page, its block slot and dirty bit.
+/// list, its page, its block slot, dirty bit and last access time.
 #[derive(Clone, Copy, Debug)]
 #[repr(C, align(32))]
 pub(crate) struct PageRec {
@@ -136,11 +136,14 @@ pub(crate) struct PageRec {
     /// Block slot, or NIL when the frame is free.
     pub(crate) slot: u32,
     pub(crate) dirty: bool,
+    /// The time of the frame's last access (in the record's padding: the line an access touches
+    /// anyway), for a hand-over to another policy (`crate::fbx`).
+    pub(crate) time: u64,
 }
 
 impl PageRec {
     /// A free frame.
-    pub(crate) const FREE: PageRec = PageRec { links: [NIL; 2], page: 0, slot: NIL, dirty: false };
+    pub(crate) const FREE: PageRec = PageRec { links: [NIL; 2], page: 0, slot: NIL, dirty: false, time: 0 };
 }
 
 impl Linked<0> for PageRec {

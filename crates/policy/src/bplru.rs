@@ -74,6 +74,9 @@ impl PolicyParams for BplruConfig {
     }
 }
 
+// A frame's record stays one 32-byte half line with its access time.
+const _: () = assert!(std::mem::size_of::<PageRec>() == 32);
+
 /// Per-block state of BPLRU, one cache line.
 #[derive(Clone, Copy, Debug)]
 #[repr(C, align(32))]
@@ -120,7 +123,7 @@ pub struct Bplru {
 
 impl Bplru {
     /// Records an access to `frame` of block `slot` and moves the block.
-    #[inline]
+    #[inline(always)]
     fn touch(&mut self, frame: FrameId, slot: u32, access: &Access) {
         let b = &mut self.blk[slot as usize];
         let mut to_lru_end = false;
@@ -183,6 +186,15 @@ impl Bplru {
         self.blocks.get(self.size.block(page)).is_some_and(|s| self.blk[s as usize].seq_next != BROKEN)
     }
 
+    /// The page of `frame` and the time of its last access (`None` when the frame holds no
+    /// page): what a hand-over to another policy needs (`crate::fbx`), kept in the frame's
+    /// record, which every access touches anyway.
+    #[inline]
+    pub fn frame_record(&self, frame: FrameId) -> Option<(u64, u64)> {
+        let r = self.fr.get(frame as usize)?;
+        (r.slot != NIL).then_some((r.page, r.time))
+    }
+
     /// Blocks from LRU to MRU (for tests and reports).
     pub fn blocks_lru_to_mru(&self) -> Vec<u64> {
         let mut v = Vec::new();
@@ -216,20 +228,24 @@ impl Replacer for Bplru {
         crate::blocks::prefetch(&self.fr, frame as usize);
     }
 
-    #[inline]
+    // Always inlined: the hit is most of a request's work, and an out-of-line call here also
+    // stands behind FBX's dispatch on its leader.
+    #[inline(always)]
     fn on_hit(&mut self, frame: FrameId, access: &Access) {
-        let s = self.fr[frame as usize].slot;
+        let r = &mut self.fr[frame as usize];
+        r.time = access.time;
+        let s = r.slot;
         self.touch(frame, s, access);
     }
 
-    #[inline]
+    #[inline(always)]
     fn on_insert(&mut self, frame: FrameId, access: &Access) {
         let (s, created) = self.blocks.get_or_insert(self.size.block(access.page));
         if created {
             self.blk[s as usize] = BplruBlock { pages: Ends::EMPTY, lru: [NIL; 2], dirty_pages: 0, seq_next: 0 };
             link_front::<0, _>(&mut self.blk, &mut self.lru, s);
         }
-        self.fr[frame as usize] = PageRec { page: access.page, slot: s, ..PageRec::FREE };
+        self.fr[frame as usize] = PageRec { page: access.page, slot: s, time: access.time, ..PageRec::FREE };
         link_back::<0, _>(&mut self.fr, &mut self.blk[s as usize].pages, frame);
         self.len += 1;
         self.touch(frame, s, access);

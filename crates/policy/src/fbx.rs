@@ -63,10 +63,13 @@
 //! flashbuf's device default). No parameter
 //! describes the workload.
 //!
-//! Cost per request: the leader's own, plus a hash of the block number and three per-frame
-//! stores; per sampled request, one step of each of the six shadows (a miniature buffer and a
-//! simulated FTL). Allocation: none per request; a switch builds the new leader (O(C), at most
-//! once an epoch).
+//! Cost per request: the leader's own, plus the block's sample bit (a hash beyond the
+//! precomputed map) and, while the leader does not keep every frame's page and last access time
+//! itself, up to three per-frame stores (a switch needs them; BPLRU keeps them in the frame
+//! record each access touches anyway, so under BPLRU FBX stores nothing per frame and a switch
+//! reads BPLRU's records: the same pages, ticks and clamps, the same hand-over); per sampled
+//! request, one step of each of the six shadows (a miniature buffer and a simulated FTL).
+//! Allocation: none per request; a switch builds the new leader (O(C), at most once an epoch).
 
 use crate::fbp::FbpConfig;
 use crate::params::{DeviceParams, DeviceProfile, FtlClass, ParamDoc, PolicyParams, parse_int};
@@ -199,6 +202,17 @@ pub struct Fbx {
     used: Vec<u64>,
     /// When [`Fbx::refresh`] next clamps the ages.
     refresh_at: u64,
+    /// The tick of the last [`Fbx::refresh`]: every age was clamped then, so a frame's
+    /// effective tick is at least this minus [`AGE_CAP`] (what a switch from a leader that keeps
+    /// its frames' access times computes).
+    refreshed: Option<u64>,
+    /// Whether FBX tracks the frames (`page`, `last`, `used`) itself: unless the leader keeps
+    /// each frame's page and access time in its own record ([`Expert::keeps_frames`]), which a
+    /// switch then reads instead (same pages, same effective ticks: the same hand-over).
+    tracking: bool,
+    /// Track the frames whatever the leader (tests: the reference for the hand-over).
+    #[cfg(test)]
+    always_track: bool,
     tracked: usize,
     order: Vec<u64>,
     ppb: u64,
@@ -337,46 +351,84 @@ impl Fbx {
         }
         let capacity = self.page.len();
         let mut next = Expert::new(kind, capacity, &self.profile, &self.fbp);
-        let tick = (now >> self.tick_shift) as u16;
+        let tick = now >> self.tick_shift;
         self.order.clear();
-        for f in 0..capacity {
-            if bit(&self.used, f) {
-                // Largest age first: sorting `2¹⁶ − 1 − age` ascending (frames of one tick, or
-                // clamped, in frame order).
-                let age = tick.wrapping_sub(self.last[f]);
-                self.order.push(u64::from(u16::MAX - age) << 32 | f as u64);
+        // Largest age first: sorting `2¹⁶ − 1 − age` ascending (frames of one tick, or clamped,
+        // in frame order).
+        if self.tracking {
+            for f in 0..capacity {
+                if bit(&self.used, f) {
+                    let age = (tick as u16).wrapping_sub(self.last[f]);
+                    self.order.push(u64::from(u16::MAX - age) << 32 | f as u64);
+                }
+            }
+        } else {
+            // The tick FBX would have stored at the frame's last access, clamped as the last
+            // refresh would have clamped it.
+            let floor = self.refreshed.map_or(0, |r| r.saturating_sub(u64::from(AGE_CAP)));
+            for f in 0..capacity {
+                if let Some((_, time)) = self.leader.frame_record(f as FrameId) {
+                    let age = tick.wrapping_sub((time >> self.tick_shift).max(floor)) as u16;
+                    self.order.push(u64::from(u16::MAX - age) << 32 | f as u64);
+                }
             }
         }
         self.order.sort_unstable();
-        for &k in &self.order {
+        #[cfg(test)]
+        let tracking = !next.keeps_frames() || self.always_track;
+        #[cfg(not(test))]
+        let tracking = !next.keeps_frames();
+        // FBX takes the tracking over from a leader that kept the frames.
+        let take_over = tracking && !self.tracking;
+        if take_over {
+            self.used.fill(0);
+            self.tracked = 0;
+        }
+        for i in 0..self.order.len() {
+            let k = self.order[i];
             let f = k as u32 as usize;
-            let age = u64::from(u16::MAX - (k >> 32) as u16) << self.tick_shift;
+            let age = u16::MAX - (k >> 32) as u16;
+            let page = if self.tracking {
+                self.page_of(f)
+            } else {
+                self.leader.frame_record(f as FrameId).map_or(0, |(p, _)| p)
+            };
+            if take_over {
+                self.tracked += 1;
+                self.set_page(f, page);
+                self.used[f >> 6] |= 1 << (f & 63);
+                self.last[f] = (tick as u16).wrapping_sub(age);
+            }
             let dirty = self.leader.is_dirty(f as FrameId).unwrap_or(false);
             let kind = if dirty { AccessKind::Write } else { AccessKind::Read };
-            next.on_insert(f as FrameId, &Access::new(self.page_of(f), kind, now - age.min(now)));
+            let age = u64::from(age) << self.tick_shift;
+            next.on_insert(f as FrameId, &Access::new(page, kind, now - age.min(now)));
         }
         self.leader = next;
+        self.tracking = tracking;
         self.switches += 1;
     }
 
     /// Clamps every age beyond [`AGE_CAP`] to it (every [`AGE_REFRESH`] ticks, O(frames)).
+    /// While the leader keeps the access times, only the refresh's tick is recorded (a switch
+    /// clamps the leader's times to it).
     #[cold]
     fn refresh(&mut self, now: u64) {
-        let tick = (now >> self.tick_shift) as u16;
-        for t in &mut self.last {
-            if tick.wrapping_sub(*t) > AGE_CAP {
-                *t = tick.wrapping_sub(AGE_CAP);
+        if self.tracking {
+            let tick = (now >> self.tick_shift) as u16;
+            for t in &mut self.last {
+                if tick.wrapping_sub(*t) > AGE_CAP {
+                    *t = tick.wrapping_sub(AGE_CAP);
+                }
             }
         }
+        self.refreshed = Some(now >> self.tick_shift);
         self.refresh_at = now.saturating_add(AGE_REFRESH << self.tick_shift);
     }
 
-    /// Records an access to a tracked frame: its tick (one store).
+    /// Records an access to a tracked frame: its tick (one store; the caller has refreshed).
     #[inline(always)]
     fn touch(&mut self, f: usize, a: &Access) {
-        if a.time >= self.refresh_at {
-            self.refresh(a.time);
-        }
         self.last[f] = (a.time >> self.tick_shift) as u16;
     }
 
@@ -384,12 +436,17 @@ impl Fbx {
     fn track_insert(&mut self, frame: FrameId, a: &Access) {
         let f = frame as usize;
         self.tracked += 1;
-        match u32::try_from(a.page) {
-            Ok(p) if !self.is_wide => self.page[f] = p,
-            _ => self.store_wide(f, a.page),
-        }
+        self.set_page(f, a.page);
         self.used[f >> 6] |= 1 << (f & 63);
         self.touch(f, a);
+    }
+
+    #[inline(always)]
+    fn set_page(&mut self, f: usize, page: u64) {
+        match u32::try_from(page) {
+            Ok(p) if !self.is_wide => self.page[f] = p,
+            _ => self.store_wide(f, page),
+        }
     }
 
     /// The page of tracked frame `f`.
@@ -447,9 +504,11 @@ impl Replacer for Fbx {
             FtlClass::Ideal | FtlClass::PageMapped => ExpertKind::AdLru,
             FtlClass::BlockMapped | FtlClass::LogBlock | FtlClass::SharedLog => ExpertKind::Cfdc,
         };
+        let leader = Expert::new(first, capacity, &profile, &fbp);
         Fbx {
             compactor: Compactor::new(crate::shadow::space_blocks(space, mini, ppb), ppb),
-            leader: Expert::new(first, capacity, &profile, &fbp),
+            tracking: !leader.keeps_frames(),
+            leader,
             scores: vec![0.0; shadows.len()],
             last_cost: vec![0.0; shadows.len()],
             shadows,
@@ -461,6 +520,9 @@ impl Replacer for Fbx {
             last: vec![0; capacity],
             used: vec![0; capacity.div_ceil(64)],
             refresh_at: AGE_REFRESH << tick_shift(capacity),
+            refreshed: None,
+            #[cfg(test)]
+            always_track: false,
             tick_shift: tick_shift(capacity),
             tracked: 0,
             order: Vec::with_capacity(capacity),
@@ -478,14 +540,24 @@ impl Replacer for Fbx {
 
     #[inline(always)]
     fn on_hit(&mut self, frame: FrameId, a: &Access) {
-        self.touch(frame as usize, a);
+        if a.time >= self.refresh_at {
+            self.refresh(a.time);
+        }
+        if self.tracking {
+            self.touch(frame as usize, a);
+        }
         self.leader.on_hit(frame, a);
         self.feed(a);
     }
 
     #[inline(always)]
     fn on_insert(&mut self, frame: FrameId, a: &Access) {
-        self.track_insert(frame, a);
+        if a.time >= self.refresh_at {
+            self.refresh(a.time);
+        }
+        if self.tracking {
+            self.track_insert(frame, a);
+        }
         self.leader.on_insert(frame, a);
         self.feed(a);
     }
@@ -512,8 +584,10 @@ impl Replacer for Fbx {
         out: &mut Evictions,
     ) -> Result<(), EvictError> {
         self.leader.victims(incoming, pins, out)?;
-        for &v in &out.victims {
-            self.untrack(v);
+        if self.tracking {
+            for &v in &out.victims {
+                self.untrack(v);
+            }
         }
         if out.bypass {
             // The incoming page is not buffered: its request reaches the shadows here.
@@ -524,7 +598,9 @@ impl Replacer for Fbx {
 
     fn remove(&mut self, frame: FrameId) {
         self.leader.remove(frame);
-        self.untrack(frame);
+        if self.tracking {
+            self.untrack(frame);
+        }
     }
 
     fn len(&self) -> usize {
@@ -533,11 +609,30 @@ impl Replacer for Fbx {
 
     fn is_dirty(&self, frame: FrameId) -> Option<bool> {
         let f = frame as usize;
-        if f < self.page.len() && bit(&self.used, f) { self.leader.is_dirty(frame) } else { None }
+        let held = if self.tracking {
+            f < self.page.len() && bit(&self.used, f)
+        } else {
+            self.leader.frame_record(frame).is_some()
+        };
+        if held { self.leader.is_dirty(frame) } else { None }
     }
 
     fn check_invariants(&self) -> Result<(), String> {
         self.leader.check_invariants()?;
+        if !self.tracking {
+            let held = (0..self.last.len()).filter(|&f| self.leader.frame_record(f as FrameId).is_some()).count();
+            if held != self.leader.len() {
+                return Err(format!(
+                    "leader {} holds {} frames, records {held}",
+                    self.leader.kind().name(),
+                    self.leader.len()
+                ));
+            }
+            for s in &self.shadows {
+                s.check_invariants()?;
+            }
+            return Ok(());
+        }
         if self.leader.len() != self.tracked {
             return Err(format!(
                 "leader {} tracks {} frames, FBX {}",
@@ -755,6 +850,70 @@ mod tests {
             order.extend_from_slice(&out.victims);
         }
         assert_eq!(order, vec![0, 1, 3, 2]);
+    }
+
+    #[test]
+    fn a_leader_keeping_its_frames_hands_over_as_fbx_tracking_them_would() {
+        // Two FBX buffers: one tracks the frames itself whatever the leader (the reference),
+        // the other leaves that to its BPLRU leader and reads the leader's records at a switch.
+        // Switches are forced (epochs never end). A tick is a request here (32 frames): while
+        // BPLRU leads (60,000 requests), three pages of each of four hot blocks are touched
+        // twice at the start, in the reverse of their frame order, then never again, so their
+        // ages pass the cap and a refresh clamps them (then they go in frame order, not by
+        // age). Every hand-over and every decision must be the same.
+        let mut c = config("page");
+        c.set("ppb", "4").unwrap();
+        let mut a = Harness::<Fbx>::new(32, c.clone());
+        let mut b = Harness::<Fbx>::new(32, c);
+        for h in [&mut a, &mut b] {
+            h.checking = false;
+            h.policy.epoch_len = u64::MAX;
+        }
+        b.policy.always_track = true;
+        let mut rng = ChaCha8Rng::seed_from_u64(17);
+        let plan = [
+            ExpertKind::Bplru,
+            ExpertKind::AdLru,
+            ExpertKind::Bplru,
+            ExpertKind::Cfdc,
+            ExpertKind::Bplru,
+            ExpertKind::Fbp,
+        ];
+        let mut reqs: Vec<(u64, AccessKind)> = Vec::new();
+        for (round, &to) in plan.iter().enumerate() {
+            reqs.clear();
+            let bplru = a.policy.leader() == ExpertKind::Bplru;
+            if bplru {
+                let old: Vec<u64> = (0..4u64).flat_map(|b| [4 * b, 4 * b + 2, 4 * b + 3]).collect();
+                reqs.extend(old.iter().chain(old.iter().rev()).map(|&p| (p, AccessKind::Read)));
+            }
+            for _ in 0..if bplru { 60_000 } else { 2_000 } {
+                let p = if rng.random::<f64>() < 0.9 {
+                    rng.random_range(0..4u64) * 4 + if bplru { 1 } else { rng.random_range(0..4u64) }
+                } else {
+                    rng.random_range(16..400u64)
+                };
+                reqs.push((p, if rng.random::<f64>() < 0.3 { AccessKind::Write } else { AccessKind::Read }));
+            }
+            for &(p, k) in &reqs {
+                assert_eq!(a.access(p, k, crate::NEVER), b.access(p, k, crate::NEVER), "round {round}");
+            }
+            assert_eq!(a.policy.tracking, !bplru);
+            assert!(b.policy.tracking);
+            // The time of the next request: after every access seen.
+            let now = a.hits + a.misses;
+            a.policy.switch_to(to, now);
+            b.policy.switch_to(to, now);
+            assert_eq!(a.policy.order, b.policy.order, "round {round}: hand-over order");
+            a.check().unwrap();
+            b.check().unwrap();
+            assert_eq!(a.evicted.len(), b.evicted.len(), "round {round}");
+            assert!(a.evicted.iter().zip(&b.evicted).all(|(x, y)| x.page == y.page), "round {round}");
+            assert_eq!(a.written, b.written, "round {round}");
+        }
+        // Ages were clamped while BPLRU led (refreshes every 16,384 requests).
+        assert!(a.policy.refreshed.is_some());
+        assert_eq!(a.policy.switches(), plan.len() as u64);
     }
 
     #[test]

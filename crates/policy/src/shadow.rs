@@ -67,7 +67,12 @@ impl ExpertKind {
 }
 
 /// One expert policy, dispatched by `match`.
+///
+/// An explicit one-byte tag (`repr(u8)`): otherwise the compiler hides the tag in a niche of a
+/// variant's field, and every `match` (FBX dispatches on its leader four times a request)
+/// decodes it first (a load, an xor, a test and a conditional move before the jump).
 #[allow(clippy::large_enum_variant)]
+#[repr(u8)]
 pub enum Expert {
     /// AD-LRU.
     AdLru(AdLru),
@@ -165,6 +170,24 @@ impl Expert {
     #[inline(always)]
     pub fn likely_victim(&self) -> Option<FrameId> {
         each!(self, p => p.likely_victim())
+    }
+
+    /// Whether the expert keeps every frame's page and last access time in the record each
+    /// access touches anyway ([`Expert::frame_record`]; BPLRU), so that [`crate::fbx::Fbx`]
+    /// need not track them per request while it leads.
+    #[inline(always)]
+    pub fn keeps_frames(&self) -> bool {
+        matches!(self, Expert::Bplru(_))
+    }
+
+    /// The page of `frame` and the time of its last access, where the expert keeps them
+    /// ([`Expert::keeps_frames`]); `None` for a frame holding no page, or from other experts.
+    #[inline]
+    pub fn frame_record(&self, frame: FrameId) -> Option<(u64, u64)> {
+        match self {
+            Expert::Bplru(p) => p.frame_record(frame),
+            _ => None,
+        }
     }
 
     /// See [`Replacer::is_dirty`].
