@@ -619,9 +619,21 @@ impl PageFtl {
     }
 
     /// Applies every deferred write if one of them is of `lpn` (before `lpn` is read).
+    ///
+    /// The slots are compared one `u32` load at a time, not as one vector: a fetch often
+    /// follows the write-back that has just stored into a slot, and a wider load over that
+    /// narrower store cannot be forwarded from the store buffer (it waits for the store, and
+    /// every store before it, to reach the cache).
     #[inline(always)]
     fn apply_writes_of(&mut self, lpn: u32) {
-        if self.write_lpn.contains(&lpn) {
+        let mut pending = false;
+        for &l in &self.write_lpn {
+            if l == lpn {
+                pending = true;
+                break;
+            }
+        }
+        if pending {
             self.drain_writes();
         }
     }
