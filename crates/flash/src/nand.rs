@@ -542,6 +542,14 @@ impl Nand {
         self.next_free[block as usize]
     }
 
+    /// Sets the version of the tag programmed at physical page `ppn` (`block · ppb + offset`),
+    /// for a translation layer that numbers a host write's version after programming it (the
+    /// page-mapped FTL's deferred writes). Costs nothing: it completes the program.
+    #[inline(always)]
+    pub(crate) fn set_version(&mut self, ppn: u32, version: u32) {
+        self.tags[ppn as usize].version = version;
+    }
+
     /// What a page holds, without the cost of a read (the FTL's reverse map); `None` if the page
     /// is not programmed.
     #[inline]

@@ -63,6 +63,12 @@ impl BucketLists {
         self.ends.resize(k + 1, EMPTY);
     }
 
+    /// Hints that `x`'s links will be used soon.
+    #[inline(always)]
+    pub(crate) fn prefetch(&self, x: u32) {
+        crate::nand::prefetch(&self.node, x as usize);
+    }
+
     /// Removes `x` from its bucket (no-op if not listed).
     #[inline]
     pub(crate) fn unlink(&mut self, x: u32) {
