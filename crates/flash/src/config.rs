@@ -389,7 +389,7 @@ impl AnyDevice {
     }
 
     /// The NAND chip under the translation layer (`None` for the ideal device).
-    pub fn nand(&self) -> Option<&Nand> {
+    pub fn nand(&mut self) -> Option<&Nand> {
         match self {
             AnyDevice::Ideal(_) => None,
             AnyDevice::Page(d) => Some(d.nand()),

@@ -459,10 +459,13 @@ impl PageFtl {
         })
     }
 
-    /// The chip (read-only). The pages of the last few host writes carry version 0 until the
-    /// FTL applies those writes to its mapping (a few host writes later, or before any read of
-    /// the page or any cleaning); their logical pages are right.
-    pub fn nand(&self) -> &Nand {
+    /// The chip, read-only. The deferred host writes are applied first, so every tag on it is
+    /// what immediate bookkeeping would have written: the last few host writes carry version 0
+    /// on the chip until then (see [`defer_write`](Self::defer_write)).
+    pub fn nand(&mut self) -> &Nand {
+        if self.writes_start != self.writes_end {
+            self.drain_writes();
+        }
         &self.flash.nand
     }
 
@@ -1100,6 +1103,20 @@ mod tests {
         assert_eq!((f.nand().erase_count(2), f.nand().erase_count(1)), (1, 1));
         let order: Vec<u32> = (0..4).map(|o| f.nand().peek(5, o).unwrap().lpn).collect();
         assert_eq!(order, [11, 4, 6, 7], "block 2's page first, then block 1's");
+        f.check_invariants().unwrap();
+    }
+
+    #[test]
+    fn the_chip_shows_every_host_write_with_its_version_at_once() {
+        // Host writes are mapped a few writes later (`defer_write`); what `nand()` shows must
+        // not lag: the third write of page 3, made last, carries version 3 on the chip.
+        let mut f = ftl(GcPolicy::Greedy, 4, 6, 16);
+        for p in [3, 1, 3, 2, 3] {
+            f.write(p).unwrap();
+        }
+        let tags: Vec<(u32, u32)> = (0..4).map(|o| f.nand().peek(0, o).map(|t| (t.lpn, t.version)).unwrap()).collect();
+        assert_eq!(tags, [(3, 1), (1, 1), (3, 2), (2, 1)]);
+        assert_eq!(f.nand().peek(1, 0).map(|t| (t.lpn, t.version)), Some((3, 3)));
         f.check_invariants().unwrap();
     }
 
