@@ -352,17 +352,17 @@ impl<R: Replacer, D: Device> Buffer<R, D> {
                 }
             }
         }
-        for i in 0..self.ev.victims.len() {
-            let frame = self.ev.victims[i];
+        let padded = self.ev.pad.is_some();
+        for &frame in &self.ev.victims {
             let page = self.table.remove_frame(frame).expect("a victim frame holds a page");
-            if self.ev.pad.is_none() && self.dirty.get(frame) {
+            if !padded && self.dirty.get(frame) {
                 self.device.write(page).map_err(dev_err)?;
                 self.counters.evict_writes += 1;
             }
             self.dirty.set(frame, false);
             self.free.push(frame);
-            self.counters.evictions += 1;
         }
+        self.counters.evictions += self.ev.victims.len() as u64;
         Ok(self.ev.bypass)
     }
 
