@@ -142,7 +142,7 @@ impl Arc {
     /// Puts frame `f` (in no list) at the front of `list` (T1 or T2).
     #[inline(always)]
     fn push_front(&mut self, list: u8, f: u32) {
-        link_front::<0, _>(&mut self.link, &mut self.ends[list as usize], f);
+        link_front::<0, _, _>(&mut self.link, &mut self.ends[list as usize], f);
         let m = &mut self.meta[f as usize];
         *m = (*m & DIRTY) | list;
     }
@@ -152,7 +152,7 @@ impl Arc {
     fn unlink(&mut self, f: u32) {
         let list = self.list_of(f);
         debug_assert_ne!(list, NO_LIST, "frame {f} is in no list");
-        unlink::<0, _>(&mut self.link, &mut self.ends[list as usize], f);
+        unlink::<0, _, _>(&mut self.link, &mut self.ends[list as usize], f);
         let m = &mut self.meta[f as usize];
         *m = (*m & DIRTY) | NO_LIST;
     }
@@ -162,7 +162,7 @@ impl Arc {
     fn unlink_ghost(&mut self, g: u32) {
         let list = self.gmeta[g as usize];
         debug_assert_ne!(list, NO_LIST, "ghost {g} is in no list");
-        unlink::<0, _>(&mut self.node, &mut self.ends[list as usize], g);
+        unlink::<0, _, _>(&mut self.node, &mut self.ends[list as usize], g);
         self.gmeta[g as usize] = NO_LIST;
     }
 
@@ -209,7 +209,7 @@ impl Arc {
         let g = self.free_ghosts.pop().expect("ARC's directory holds at most 2c + 1 ghost entries");
         self.node[g as usize].page = page;
         self.dir.set(page, g);
-        link_front::<0, _>(&mut self.node, &mut self.ends[list as usize], g);
+        link_front::<0, _, _>(&mut self.node, &mut self.ends[list as usize], g);
         self.gmeta[g as usize] = list;
     }
 
@@ -339,9 +339,9 @@ impl Replacer for Arc {
             // A buffered frame is in T1 or T2 (`NO_LIST` only after an external removal).
             let list = m & LIST;
             if list <= T2 {
-                unlink::<0, _>(&mut self.link, &mut self.ends[(list & 1) as usize], frame);
+                unlink::<0, _, _>(&mut self.link, &mut self.ends[(list & 1) as usize], frame);
             }
-            link_front::<0, _>(&mut self.link, &mut self.ends[T2 as usize], frame);
+            link_front::<0, _, _>(&mut self.link, &mut self.ends[T2 as usize], frame);
             self.meta[frame as usize] = (m & DIRTY) | dirty | T2;
             if frame == self.hint {
                 self.hint = self.next_victim();

@@ -6,6 +6,7 @@
 
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
+use std::ops::IndexMut;
 
 use rustc_hash::FxHasher;
 
@@ -43,7 +44,11 @@ pub(crate) trait Linked<const L: usize> {
 
 /// Inserts record `n` (in no list `L`) at the front of the list `ends`.
 #[inline]
-pub(crate) fn link_front<const L: usize, T: Linked<L>>(recs: &mut [T], ends: &mut Ends, n: u32) {
+pub(crate) fn link_front<const L: usize, T: Linked<L>, R: IndexMut<usize, Output = T> + ?Sized>(
+    recs: &mut R,
+    ends: &mut Ends,
+    n: u32,
+) {
     let h = ends.head;
     *recs[n as usize].links_mut() = [NIL, h];
     if h == NIL {
@@ -57,7 +62,11 @@ pub(crate) fn link_front<const L: usize, T: Linked<L>>(recs: &mut [T], ends: &mu
 
 /// Inserts record `n` (in no list `L`) at the back of the list `ends`.
 #[inline]
-pub(crate) fn link_back<const L: usize, T: Linked<L>>(recs: &mut [T], ends: &mut Ends, n: u32) {
+pub(crate) fn link_back<const L: usize, T: Linked<L>, R: IndexMut<usize, Output = T> + ?Sized>(
+    recs: &mut R,
+    ends: &mut Ends,
+    n: u32,
+) {
     let t = ends.tail;
     *recs[n as usize].links_mut() = [t, NIL];
     if t == NIL {
@@ -71,7 +80,11 @@ pub(crate) fn link_back<const L: usize, T: Linked<L>>(recs: &mut [T], ends: &mut
 
 /// Unlinks record `n` from the list `ends` (it must be in it).
 #[inline]
-pub(crate) fn unlink<const L: usize, T: Linked<L>>(recs: &mut [T], ends: &mut Ends, n: u32) {
+pub(crate) fn unlink<const L: usize, T: Linked<L>, R: IndexMut<usize, Output = T> + ?Sized>(
+    recs: &mut R,
+    ends: &mut Ends,
+    n: u32,
+) {
     let [p, q] = recs[n as usize].links();
     if p != NIL {
         recs[p as usize].links_mut()[1] = q;
@@ -89,7 +102,12 @@ pub(crate) fn unlink<const L: usize, T: Linked<L>>(recs: &mut [T], ends: &mut En
 
 /// Inserts record `n` (in no list `L`) directly in front of `anchor` (in the list `ends`).
 #[inline]
-pub(crate) fn link_before<const L: usize, T: Linked<L>>(recs: &mut [T], ends: &mut Ends, anchor: u32, n: u32) {
+pub(crate) fn link_before<const L: usize, T: Linked<L>, R: IndexMut<usize, Output = T> + ?Sized>(
+    recs: &mut R,
+    ends: &mut Ends,
+    anchor: u32,
+    n: u32,
+) {
     let p = recs[anchor as usize].links()[0];
     *recs[n as usize].links_mut() = [p, anchor];
     recs[anchor as usize].links_mut()[0] = n;
@@ -580,14 +598,14 @@ mod table_tests {
             let find = |m: &[VecDeque<u32>; 2], n: u32| m.iter().position(|q| q.contains(&n));
             for (op, l, n, a) in ops {
                 match (op, find(&model, n)) {
-                    (0, None) => { link_front::<0, _>(&mut recs, &mut ends[l], n); model[l].push_front(n); }
-                    (1, None) => { link_back::<0, _>(&mut recs, &mut ends[l], n); model[l].push_back(n); }
+                    (0, None) => { link_front::<0, _, _>(&mut recs, &mut ends[l], n); model[l].push_front(n); }
+                    (1, None) => { link_back::<0, _, _>(&mut recs, &mut ends[l], n); model[l].push_back(n); }
                     (2, None) => if let Some(la) = find(&model, a) {
-                        link_before::<0, _>(&mut recs, &mut ends[la], a, n);
+                        link_before::<0, _, _>(&mut recs, &mut ends[la], a, n);
                         let i = model[la].iter().position(|&x| x == a).unwrap();
                         model[la].insert(i, n);
                     },
-                    (3, Some(ln)) => { unlink::<0, _>(&mut recs, &mut ends[ln], n); model[ln].retain(|&x| x != n); }
+                    (3, Some(ln)) => { unlink::<0, _, _>(&mut recs, &mut ends[ln], n); model[ln].retain(|&x| x != n); }
                     _ => {}
                 }
                 for l in 0..2 {

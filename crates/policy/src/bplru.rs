@@ -140,13 +140,13 @@ impl Bplru {
         }
         if to_lru_end {
             if self.lru.tail != slot {
-                unlink::<0, _>(&mut self.blk, &mut self.lru, slot);
-                link_back::<0, _>(&mut self.blk, &mut self.lru, slot);
+                unlink::<0, _, _>(&mut self.blk, &mut self.lru, slot);
+                link_back::<0, _, _>(&mut self.blk, &mut self.lru, slot);
             }
         } else if self.lru.head != slot {
             let was_lru = self.lru.tail == slot;
-            unlink::<0, _>(&mut self.blk, &mut self.lru, slot);
-            link_front::<0, _>(&mut self.blk, &mut self.lru, slot);
+            unlink::<0, _, _>(&mut self.blk, &mut self.lru, slot);
+            link_front::<0, _, _>(&mut self.blk, &mut self.lru, slot);
             if was_lru {
                 // The next victim block changed (its record was written by the unlink).
                 self.restart_cursor();
@@ -165,7 +165,7 @@ impl Bplru {
 
     fn drop_frame(&mut self, frame: FrameId) {
         let PageRec { slot: s, dirty, .. } = self.fr[frame as usize];
-        unlink::<0, _>(&mut self.fr, &mut self.blk[s as usize].pages, frame);
+        unlink::<0, _, _>(&mut self.fr, &mut self.blk[s as usize].pages, frame);
         self.fr[frame as usize].slot = NIL;
         if dirty {
             self.blk[s as usize].dirty_pages -= 1;
@@ -173,7 +173,7 @@ impl Bplru {
         self.len -= 1;
         if self.blk[s as usize].pages.len == 0 {
             let was_lru = self.lru.tail == s;
-            unlink::<0, _>(&mut self.blk, &mut self.lru, s);
+            unlink::<0, _, _>(&mut self.blk, &mut self.lru, s);
             self.blocks.release(s);
             if was_lru {
                 self.restart_cursor();
@@ -243,10 +243,10 @@ impl Replacer for Bplru {
         let (s, created) = self.blocks.get_or_insert(self.size.block(access.page));
         if created {
             self.blk[s as usize] = BplruBlock { pages: Ends::EMPTY, lru: [NIL; 2], dirty_pages: 0, seq_next: 0 };
-            link_front::<0, _>(&mut self.blk, &mut self.lru, s);
+            link_front::<0, _, _>(&mut self.blk, &mut self.lru, s);
         }
         self.fr[frame as usize] = PageRec { page: access.page, slot: s, time: access.time, ..PageRec::FREE };
-        link_back::<0, _>(&mut self.fr, &mut self.blk[s as usize].pages, frame);
+        link_back::<0, _, _>(&mut self.fr, &mut self.blk[s as usize].pages, frame);
         self.len += 1;
         self.touch(frame, s, access);
     }
@@ -332,7 +332,7 @@ impl Replacer for Bplru {
                 self.fr[f as usize].slot = NIL;
             }
             self.len -= out.victims.len() - start;
-            unlink::<0, _>(&mut self.blk, &mut self.lru, s);
+            unlink::<0, _, _>(&mut self.blk, &mut self.lru, s);
             self.blocks.release(s);
         }
         // The next victim block is most likely the new LRU block (its record is in cache: the

@@ -554,12 +554,12 @@ impl Cfdc {
     #[inline]
     fn displace(&mut self) {
         let f = self.work.tail;
-        unlink::<0, _>(&mut self.fr, &mut self.work, f);
+        unlink::<0, _, _>(&mut self.fr, &mut self.work, f);
         self.prefetch_displaced();
         let Frame { page, dirty, .. } = self.fr[f as usize];
         if !dirty {
             self.fr[f as usize].place = IN_CLEAN;
-            link_front::<0, _>(&mut self.fr, &mut self.clean, f);
+            link_front::<0, _, _>(&mut self.fr, &mut self.clean, f);
             // Into an empty clean queue: this page is the next victim. (A dirty page joins its
             // cluster's tail, which never changes the zeroed cluster's first page.)
             self.hint = select_unpredictable(self.clean.tail == f, f, self.hint);
@@ -580,7 +580,7 @@ impl Cfdc {
         c.last_off = off;
         let competes = c.competes;
         self.fr[f as usize].nb = [last, 0];
-        link_back::<0, _>(&mut self.fr, &mut self.tour.cl_mut(s).members, f);
+        link_back::<0, _, _>(&mut self.fr, &mut self.tour.cl_mut(s).members, f);
         self.fr[f as usize].place = s;
         self.globaltime += 1;
         if created {
@@ -635,7 +635,7 @@ impl Cfdc {
                 c.sum += op.abs_diff(oq) as u32;
             }
         }
-        unlink::<0, _>(&mut self.fr, &mut self.tour.cl_mut(s).members, f);
+        unlink::<0, _, _>(&mut self.fr, &mut self.tour.cl_mut(s).members, f);
         if p != NIL {
             self.fr[p as usize].nb[1] = oq;
         }
@@ -662,8 +662,8 @@ impl Cfdc {
     #[inline]
     fn detach(&mut self, f: FrameId) {
         match self.fr[f as usize].place {
-            IN_WORK => unlink::<0, _>(&mut self.fr, &mut self.work, f),
-            IN_CLEAN => unlink::<0, _>(&mut self.fr, &mut self.clean, f),
+            IN_WORK => unlink::<0, _, _>(&mut self.fr, &mut self.work, f),
+            IN_CLEAN => unlink::<0, _, _>(&mut self.fr, &mut self.clean, f),
             _ => self.leave_cluster(f),
         }
         self.fr[f as usize].place = NIL;
@@ -798,14 +798,14 @@ impl Replacer for Cfdc {
         self.fr[frame as usize].dirty |= access.kind.is_write();
         if self.fr[frame as usize].place == IN_WORK {
             if self.work.head != frame {
-                unlink::<0, _>(&mut self.fr, &mut self.work, frame);
-                link_front::<0, _>(&mut self.fr, &mut self.work, frame);
+                unlink::<0, _, _>(&mut self.fr, &mut self.work, frame);
+                link_front::<0, _, _>(&mut self.fr, &mut self.work, frame);
             }
             return;
         }
         self.detach(frame);
         self.fr[frame as usize].place = IN_WORK;
-        link_front::<0, _>(&mut self.fr, &mut self.work, frame);
+        link_front::<0, _, _>(&mut self.fr, &mut self.work, frame);
         self.rebalance();
     }
 
@@ -827,7 +827,7 @@ impl Replacer for Cfdc {
     fn on_insert(&mut self, frame: FrameId, access: &Access) {
         self.fr[frame as usize] =
             Frame { page: access.page, dirty: access.kind.is_write(), place: IN_WORK, ..FREE_FRAME };
-        link_front::<0, _>(&mut self.fr, &mut self.work, frame);
+        link_front::<0, _, _>(&mut self.fr, &mut self.work, frame);
         self.len += 1;
         self.rebalance();
     }

@@ -181,15 +181,15 @@ impl Fab {
             t = self.blk[t as usize].bucket[1];
         }
         if t == NIL {
-            link_back::<0, _>(&mut self.blk, &mut self.bucket[c], slot);
+            link_back::<0, _, _>(&mut self.blk, &mut self.bucket[c], slot);
         } else {
-            link_before::<0, _>(&mut self.blk, &mut self.bucket[c], t, slot);
+            link_before::<0, _, _>(&mut self.blk, &mut self.bucket[c], t, slot);
         }
     }
 
     fn evict_block<P: Pins + ?Sized>(&mut self, slot: u32, pins: &P, out: &mut Evictions) {
         let c = self.blk[slot as usize].count;
-        unlink::<0, _>(&mut self.blk, &mut self.bucket[c as usize], slot);
+        unlink::<0, _, _>(&mut self.blk, &mut self.bucket[c as usize], slot);
         // Scanning the table by offset yields the victims in page order.
         let (mut seen, mut evicted) = (0, 0);
         for i in self.table(slot) {
@@ -345,8 +345,8 @@ impl Replacer for Fab {
         b.recency = now;
         let c = b.count as usize;
         if self.bucket[c].head != s {
-            unlink::<0, _>(&mut self.blk, &mut self.bucket[c], s);
-            link_front::<0, _>(&mut self.blk, &mut self.bucket[c], s);
+            unlink::<0, _, _>(&mut self.blk, &mut self.bucket[c], s);
+            link_front::<0, _, _>(&mut self.blk, &mut self.bucket[c], s);
         }
     }
 
@@ -360,14 +360,14 @@ impl Replacer for Fab {
             self.blk[s as usize].count = 0;
         } else {
             let c = self.blk[s as usize].count as usize;
-            unlink::<0, _>(&mut self.blk, &mut self.bucket[c], s);
+            unlink::<0, _, _>(&mut self.blk, &mut self.bucket[c], s);
         }
         let i = self.entry(s, access.page);
         debug_assert_eq!(self.offs[i], 0, "page {} inserted twice", access.page);
         self.offs[i] = frame + 1;
         self.blk[s as usize].count += 1;
         let c = self.blk[s as usize].count;
-        link_front::<0, _>(&mut self.blk, &mut self.bucket[c as usize], s);
+        link_front::<0, _, _>(&mut self.blk, &mut self.bucket[c as usize], s);
         self.max_count = self.max_count.max(c);
         self.blk[s as usize].recency = now;
         self.len += 1;
@@ -404,7 +404,7 @@ impl Replacer for Fab {
         }
         let s = self.fr[frame as usize].slot;
         let c = self.blk[s as usize].count as usize;
-        unlink::<0, _>(&mut self.blk, &mut self.bucket[c], s);
+        unlink::<0, _, _>(&mut self.blk, &mut self.bucket[c], s);
         let i = self.entry(s, self.fr[frame as usize].page);
         self.offs[i] = 0;
         self.blk[s as usize].count -= 1;

@@ -401,7 +401,7 @@ impl Fbp {
     fn unlink(&mut self, f: FrameId) {
         let list = self.list_of(f);
         if list != NO_LIST {
-            unlink::<0, _>(&mut self.link, &mut self.ends[list as usize], f);
+            unlink::<0, _, _>(&mut self.link, &mut self.ends[list as usize], f);
             let m = &mut self.meta[f as usize];
             *m = (*m & MARK) | NO_LIST;
         }
@@ -410,7 +410,7 @@ impl Fbp {
     /// Puts frame `f` (in no list) at the MRU end of `list`.
     #[inline(always)]
     fn push_front(&mut self, list: u8, f: FrameId) {
-        link_front::<0, _>(&mut self.link, &mut self.ends[list as usize], f);
+        link_front::<0, _, _>(&mut self.link, &mut self.ends[list as usize], f);
         let m = &mut self.meta[f as usize];
         *m = (*m & MARK) | list;
     }
@@ -582,9 +582,9 @@ impl Replacer for Fbp {
         self.meta[f] = to | MARK;
         if self.ends[to as usize].head != frame {
             if from != NO_LIST {
-                unlink::<0, _>(&mut self.link, &mut self.ends[from as usize], frame);
+                unlink::<0, _, _>(&mut self.link, &mut self.ends[from as usize], frame);
             }
-            link_front::<0, _>(&mut self.link, &mut self.ends[to as usize], frame);
+            link_front::<0, _, _>(&mut self.link, &mut self.ends[to as usize], frame);
         }
     }
 

@@ -50,8 +50,8 @@ impl Replacer for Lru {
     fn on_hit(&mut self, frame: FrameId, access: &Access) {
         self.dirty[frame as usize / 64] |= u64::from(access.kind.is_write()) << (frame % 64);
         if self.queue.head != frame {
-            unlink::<0, _>(&mut self.node, &mut self.queue, frame);
-            link_front::<0, _>(&mut self.node, &mut self.queue, frame);
+            unlink::<0, _, _>(&mut self.node, &mut self.queue, frame);
+            link_front::<0, _, _>(&mut self.node, &mut self.queue, frame);
         }
     }
 
@@ -69,7 +69,7 @@ impl Replacer for Lru {
     #[inline]
     fn on_insert(&mut self, frame: FrameId, access: &Access) {
         self.set_dirty(frame, access.kind.is_write());
-        link_front::<0, _>(&mut self.node, &mut self.queue, frame);
+        link_front::<0, _, _>(&mut self.node, &mut self.queue, frame);
     }
 
     #[inline]
@@ -89,14 +89,14 @@ impl Replacer for Lru {
                 return Err(EvictError::AllPinned);
             }
         }
-        unlink::<0, _>(&mut self.node, &mut self.queue, cand);
+        unlink::<0, _, _>(&mut self.node, &mut self.queue, cand);
         out.victims.push(cand);
         Ok(())
     }
 
     fn remove(&mut self, frame: FrameId) {
         if self.linked(frame) {
-            unlink::<0, _>(&mut self.node, &mut self.queue, frame);
+            unlink::<0, _, _>(&mut self.node, &mut self.queue, frame);
         }
     }
 

@@ -116,7 +116,9 @@
 
 use std::ops::{Index, IndexMut};
 
-use crate::blocks::{BlockSize, BlockTable, Ends, Linked, PPB_DOC, parse_ppb, prefetch, walk};
+use crate::blocks::{
+    BlockSize, BlockTable, Ends, Linked, PPB_DOC, link_back, link_before, link_front, parse_ppb, prefetch, unlink, walk,
+};
 use crate::params::{ParamDoc, PolicyParams, fmt_float, parse_fraction, parse_int};
 use crate::replacer::{Access, BlockPad, EvictError, Evictions, FrameId, NIL, NoPins, Pins, Replacer};
 
@@ -224,67 +226,6 @@ impl<T> IndexMut<usize> for Recs<T> {
         // SAFETY: as for `index`.
         unsafe { self.0.get_unchecked_mut(i) }
     }
-}
-
-/// Inserts record `n` (in no list `L`) at the front of the list `ends` (`blocks::link_front`
-/// over [`Recs`]).
-#[inline(always)]
-fn link_front<const L: usize, T: Linked<L>>(recs: &mut Recs<T>, ends: &mut Ends, n: u32) {
-    let h = ends.head;
-    *recs[n as usize].links_mut() = [NIL, h];
-    if h == NIL {
-        ends.tail = n;
-    } else {
-        recs[h as usize].links_mut()[0] = n;
-    }
-    ends.head = n;
-    ends.len += 1;
-}
-
-/// Inserts record `n` (in no list `L`) at the back of the list `ends`.
-#[inline(always)]
-fn link_back<const L: usize, T: Linked<L>>(recs: &mut Recs<T>, ends: &mut Ends, n: u32) {
-    let t = ends.tail;
-    *recs[n as usize].links_mut() = [t, NIL];
-    if t == NIL {
-        ends.head = n;
-    } else {
-        recs[t as usize].links_mut()[1] = n;
-    }
-    ends.tail = n;
-    ends.len += 1;
-}
-
-/// Unlinks record `n` from the list `ends` (it must be in it).
-#[inline(always)]
-fn unlink<const L: usize, T: Linked<L>>(recs: &mut Recs<T>, ends: &mut Ends, n: u32) {
-    let [p, q] = recs[n as usize].links();
-    if p != NIL {
-        recs[p as usize].links_mut()[1] = q;
-    } else {
-        ends.head = q;
-    }
-    if q != NIL {
-        recs[q as usize].links_mut()[0] = p;
-    } else {
-        ends.tail = p;
-    }
-    *recs[n as usize].links_mut() = [NIL, NIL];
-    ends.len -= 1;
-}
-
-/// Inserts record `n` (in no list `L`) directly in front of `anchor` (in the list `ends`).
-#[inline(always)]
-fn link_before<const L: usize, T: Linked<L>>(recs: &mut Recs<T>, ends: &mut Ends, anchor: u32, n: u32) {
-    let p = recs[anchor as usize].links()[0];
-    *recs[n as usize].links_mut() = [p, anchor];
-    recs[anchor as usize].links_mut()[0] = n;
-    if p == NIL {
-        ends.head = n;
-    } else {
-        recs[p as usize].links_mut()[1] = n;
-    }
-    ends.len += 1;
 }
 
 /// Per-frame state with its two sets of links, one cache line: links 0 = the page LRU list,
@@ -620,7 +561,7 @@ impl RefCore {
         }
         let c = b.win.len as usize;
         if b.inner {
-            unlink::<0, _>(&mut self.blk, &mut self.inner[c], s);
+            unlink::<0, _, _>(&mut self.blk, &mut self.inner[c], s);
         } else {
             self.bag_remove(c, s);
         }
@@ -744,7 +685,7 @@ impl RefCore {
         // to the front; only after an external removal may it belong further back.
         let head = self.inner[c as usize].head;
         if head == NIL || self.blk[head as usize].stamp < b.stamp {
-            link_front::<0, _>(&mut self.blk, &mut self.inner[c as usize], s);
+            link_front::<0, _, _>(&mut self.blk, &mut self.inner[c as usize], s);
         } else {
             self.insert_inner(s, c, b.stamp);
         }
@@ -760,9 +701,9 @@ impl RefCore {
             a = self.blk[a as usize].bucket[1];
         }
         if a == NIL {
-            link_back::<0, _>(&mut self.blk, list, s);
+            link_back::<0, _, _>(&mut self.blk, list, s);
         } else {
-            link_before::<0, _>(&mut self.blk, list, a, s);
+            link_before::<0, _, _>(&mut self.blk, list, a, s);
         }
     }
 
@@ -772,7 +713,7 @@ impl RefCore {
         let s = self.fr[f as usize].slot;
         self.fr[f as usize].in_win = true;
         self.unlist(s);
-        link_front::<WIN, _>(&mut self.fr, &mut self.blk[s as usize].win, f);
+        link_front::<WIN, _, _>(&mut self.fr, &mut self.blk[s as usize].win, f);
         self.relist(s);
     }
 
@@ -782,7 +723,7 @@ impl RefCore {
         let s = self.fr[f as usize].slot;
         self.fr[f as usize].in_win = false;
         self.unlist(s);
-        unlink::<WIN, _>(&mut self.fr, &mut self.blk[s as usize].win, f);
+        unlink::<WIN, _, _>(&mut self.fr, &mut self.blk[s as usize].win, f);
         self.relist(s);
     }
 
@@ -903,8 +844,8 @@ impl RefCore {
             self.hit_in_window(frame, s);
         }
         if self.lru.head != frame {
-            unlink::<LRU, _>(&mut self.fr, &mut self.lru, frame);
-            link_front::<LRU, _>(&mut self.fr, &mut self.lru, frame);
+            unlink::<LRU, _, _>(&mut self.fr, &mut self.lru, frame);
+            link_front::<LRU, _, _>(&mut self.fr, &mut self.lru, frame);
         }
     }
 
@@ -920,8 +861,8 @@ impl RefCore {
             self.unlist(s);
             let b = &mut self.blk[s as usize];
             if b.win.head != frame {
-                unlink::<WIN, _>(&mut self.fr, &mut b.win, frame);
-                link_front::<WIN, _>(&mut self.fr, &mut b.win, frame);
+                unlink::<WIN, _, _>(&mut self.fr, &mut b.win, frame);
+                link_front::<WIN, _, _>(&mut self.fr, &mut b.win, frame);
             }
             self.relist(s);
             self.boundary = frame;
@@ -940,7 +881,7 @@ impl RefCore {
         if access.kind.is_write() {
             self.dirty_pages[s as usize] += 1;
         }
-        link_front::<LRU, _>(&mut self.fr, &mut self.lru, frame);
+        link_front::<LRU, _, _>(&mut self.fr, &mut self.lru, frame);
         // At the MRU end, `frame` is in the window iff the window covers everything.
         if self.len() <= self.w {
             self.unlist(s);
@@ -949,7 +890,7 @@ impl RefCore {
             b.stamp = self.clock;
             self.boundary = frame;
             self.fr[frame as usize].in_win = true;
-            link_front::<WIN, _>(&mut self.fr, &mut self.blk[s as usize].win, frame);
+            link_front::<WIN, _, _>(&mut self.fr, &mut self.blk[s as usize].win, frame);
             self.relist(s);
             return;
         }
@@ -999,7 +940,7 @@ impl RefCore {
             self.relist(s);
         }
         self.leave_window(frame);
-        unlink::<LRU, _>(&mut self.fr, &mut self.lru, frame);
+        unlink::<LRU, _, _>(&mut self.fr, &mut self.lru, frame);
         self.fr[frame as usize].slot = NIL;
         let b = &self.blk[s as usize];
         if b.count == 0 && !b.in_vb {
