@@ -21,9 +21,10 @@
 //! `flash_programs − host_writes − page_copies`.
 
 /// The [`Device`](crate::Device) methods every FTL shares, for inside its `impl Device`: the
-/// FTL has `label`, `logical_pages: u32` and `flash: Flash` fields and `host_read(page)`,
-/// `bump_version(lpn)` and `place(tag)` methods; a read or write returns the NAND time it took.
-/// The block-level FTLs get `host_read` and `bump_version` from [`ftl_versions!`].
+/// FTL has `label`, `logical_pages: u32` and `flash: Flash` fields and `host_read(page)` and
+/// `host_write(lpn)` methods; a read or write returns the NAND time it took. The block-level
+/// FTLs get `host_read` and `host_write` (a `bump_version(lpn)` and `place(tag)`) from
+/// [`ftl_versions!`]; the page-mapped FTL has its own (it defers the mapping of a write).
 macro_rules! ftl_device_io {
     () => {
         fn name(&self) -> String {
@@ -46,8 +47,7 @@ macro_rules! ftl_device_io {
             let lpn = check_page(page, self.logical_pages)?;
             let t0 = self.flash.nand.clock_ns();
             self.flash.counters.host_writes += 1;
-            let version = self.bump_version(lpn);
-            self.place(PageTag { lpn, version })?;
+            self.host_write(lpn)?;
             Ok(self.flash.nand.clock_ns() - t0)
         }
 
@@ -58,8 +58,8 @@ macro_rules! ftl_device_io {
 }
 
 /// `host_read` (what [`Device::read`](crate::Device::read) does: `read_tag` without its
-/// result) and `bump_version` (the next version of a logical page, from a `versions: Versions`
-/// field), for inside an FTL's inherent `impl`.
+/// result), `bump_version` (the next version of a logical page, from a `versions: Versions`
+/// field) and `host_write` (`place` with that version), for inside an FTL's inherent `impl`.
 macro_rules! ftl_versions {
     () => {
         #[inline]
@@ -70,6 +70,13 @@ macro_rules! ftl_versions {
         #[inline]
         fn bump_version(&mut self, lpn: u32) -> u32 {
             self.versions.bump(lpn)
+        }
+
+        /// Programs a host write of `lpn` with its next version (see `place`).
+        #[inline]
+        fn host_write(&mut self, lpn: u32) -> Result<(), DeviceError> {
+            let version = self.bump_version(lpn);
+            self.place(PageTag { lpn, version })
         }
     };
 }

@@ -566,7 +566,7 @@ impl PageFtl {
     /// Programs a host write of `lpn` at the frontier; its mapping follows (see
     /// [`defer_write`](Self::defer_write)).
     #[inline(always)]
-    fn place_host(&mut self, lpn: u32) -> Result<(), DeviceError> {
+    fn host_write(&mut self, lpn: u32) -> Result<(), DeviceError> {
         if self.frontier == NONE {
             self.open_frontier()?;
         }
@@ -890,33 +890,7 @@ impl PageFtl {
 }
 
 impl Device for PageFtl {
-    fn name(&self) -> String {
-        self.label.clone()
-    }
-
-    fn logical_pages(&self) -> u64 {
-        self.logical_pages as u64
-    }
-
-    #[inline]
-    fn read(&mut self, page: u64) -> Result<Nanos, DeviceError> {
-        let t0 = self.flash.nand.clock_ns();
-        self.host_read(page)?;
-        Ok(self.flash.nand.clock_ns() - t0)
-    }
-
-    #[inline]
-    fn write(&mut self, page: u64) -> Result<Nanos, DeviceError> {
-        let lpn = check_page(page, self.logical_pages)?;
-        let t0 = self.flash.nand.clock_ns();
-        self.flash.counters.host_writes += 1;
-        self.place_host(lpn)?;
-        Ok(self.flash.nand.clock_ns() - t0)
-    }
-
-    fn stats(&self) -> DeviceStats {
-        self.flash.stats()
-    }
+    ftl_device_io!();
 
     #[inline(always)]
     fn prefetch(&self, page: u64) {
