@@ -183,8 +183,9 @@ impl Key {
 }
 
 /// One node of the tournament: the winner of its subtree with a copy of its key (so a
-/// comparison reads only the two children, not the cluster records), and the first globaltime
-/// at which any comparison in the subtree may change. 32 bytes; siblings share a cache line.
+/// comparison reads only the two children, not the cluster records), the first globaltime
+/// at which any comparison in the subtree may change, and when its own comparison may. 32
+/// bytes; siblings share a cache line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Node {
     key: Key,
@@ -192,9 +193,22 @@ struct Node {
     /// comparison below flips before it.
     min_flip: u64,
     win: u32,
+    /// At most the time at which this node's own comparison flips, as an offset from the
+    /// winner's timestamp `key.ts` (saturated: a lower bound, which is all a replay needs).
+    /// A replay whose children kept their winners redoes the duel only once this has come
+    /// (see [`Tournament::replay_rec`]). The bytes were padding.
+    own: u32,
 }
 
-const EMPTY: Node = Node { win: NIL, key: Key { d: 0, nn: 0, ts: 0 }, min_flip: u64::MAX };
+impl Node {
+    /// The globaltime from which this node's own comparison may have flipped.
+    #[inline(always)]
+    fn own_flip(&self) -> u64 {
+        self.key.ts.saturating_add(u64::from(self.own))
+    }
+}
+
+const EMPTY: Node = Node { win: NIL, key: Key { d: 0, nn: 0, ts: 0 }, min_flip: u64::MAX, own: u32::MAX };
 
 /// Two sibling nodes, aligned to a cache line.
 #[derive(Clone, Copy, Debug)]
@@ -252,7 +266,7 @@ impl Tournament {
     #[inline(always)]
     fn leaf(c: &Cluster, slot: u32) -> Node {
         let key = select_unpredictable(c.competes, c.key(), EMPTY.key);
-        Node { key, min_flip: u64::MAX, win: select_unpredictable(c.competes, slot, NIL) }
+        Node { key, min_flip: u64::MAX, win: select_unpredictable(c.competes, slot, NIL), own: u32::MAX }
     }
 
     #[inline(always)]
@@ -297,6 +311,7 @@ impl Tournament {
             win: select_unpredictable(take_left, l.win, r.win),
             key,
             min_flip: min(flip, min(l.min_flip, r.min_flip)),
+            own: flip.saturating_sub(key.ts).min(u64::from(u32::MAX)) as u32,
         };
         let node = &mut self.pair[i / 2].0[i % 2];
         let changed = (node.win != new.win) | !Key::same(node.key, new.key);
@@ -406,7 +421,11 @@ impl Tournament {
     #[inline]
     fn withdraw(&mut self, slot: u32) {
         self.cl_mut(slot).competes = false;
-        self.lower_min_flip((self.size + slot as usize) / 2, 0);
+        let bottom = (self.size + slot as usize) / 2;
+        // The leaf changed: its bottom node's duel must be redone (its own flip time is its
+        // winner's timestamp, which is not after any globaltime).
+        self.pair[bottom / 2].0[bottom % 2].own = 0;
+        self.lower_min_flip(bottom, 0);
     }
 
     /// Hints the CPU to bring in what an update of `slot` will read first: its record and
@@ -419,7 +438,7 @@ impl Tournament {
         prefetch(&self.pair, leaf / 8);
     }
 
-    /// Recomputes, children first, the nodes under the root whose comparisons may have
+    /// Brings up to date, children first, the nodes under the root whose comparisons may have
     /// expired by `g` (those whose earliest flip time is `g` or before). Depth first by
     /// recursion, at most 33 levels deep with u32 slots (a loop over an explicit stack took
     /// more instructions).
@@ -427,13 +446,28 @@ impl Tournament {
         self.replay_rec(self.root, g);
     }
 
-    fn replay_rec(&mut self, i: usize, g: u64) {
+    /// Replays the subtree of internal node `i`; returns whether its winner or key changed.
+    /// A node's duel is redone only when a child's winner or key changed or its own flip time
+    /// has come; otherwise (an expired flip elsewhere below, or minima earlier than needed)
+    /// its duel has the same inputs and outcome, and only its earliest flip time is taken
+    /// again from its children's, which may raise it. A leaf's change always comes with a
+    /// recompute of its bottom node or with that node's own flip time set to come (see
+    /// [`withdraw`](Tournament::withdraw)), so the leaves need no flag.
+    fn replay_rec(&mut self, i: usize, g: u64) -> bool {
+        let mut below = false;
         for c in [2 * i, 2 * i + 1] {
             if c < self.size && self.get(c).min_flip <= g {
-                self.replay_rec(c, g);
+                below |= self.replay_rec(c, g);
             }
         }
-        self.recompute(i, g);
+        let node = self.get(i);
+        if below | (node.own_flip() <= g) {
+            return self.recompute(i, g).0;
+        }
+        let min = |a: u64, b: u64| select_unpredictable(a < b, a, b);
+        let [l, r] = if 2 * i < self.size { self.pair[i].0 } else { [EMPTY; 2] };
+        self.pair[i / 2].0[i % 2].min_flip = min(node.own_flip(), min(l.min_flip, r.min_flip));
+        false
     }
 
     /// The lowest-priority competing cluster at `g`, or NIL.
