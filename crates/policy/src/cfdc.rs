@@ -692,6 +692,18 @@ impl Cfdc {
         }
     }
 
+    /// A hit in the priority region: the page moves to the working region's MRU end, which
+    /// displaces that region's LRU page. Out of line, so that the common hit in the working
+    /// region (about 19 hits in 20 here) is a small function that saves no registers for this
+    /// path's cluster and tournament work.
+    #[inline(never)]
+    fn priority_hit(&mut self, frame: FrameId) {
+        self.detach(frame);
+        self.fr[frame as usize].place = IN_WORK;
+        link_front::<0, _, _>(&mut self.fr, &mut self.work, frame);
+        self.rebalance();
+    }
+
     /// Unlinks a buffered frame from wherever it is.
     #[inline]
     fn detach(&mut self, f: FrameId) {
@@ -837,10 +849,7 @@ impl Replacer for Cfdc {
             }
             return;
         }
-        self.detach(frame);
-        self.fr[frame as usize].place = IN_WORK;
-        link_front::<0, _, _>(&mut self.fr, &mut self.work, frame);
-        self.rebalance();
+        self.priority_hit(frame);
     }
 
     #[inline(always)]
