@@ -78,6 +78,7 @@
 //! prefetches the records the next one will touch.
 
 use std::hint::select_unpredictable;
+use std::ops::{Deref, Index, IndexMut};
 
 use crate::blocks::{BlockSize, BlockTable, Ends, Linked, MAX_PPB, link_back, link_front, prefetch, unlink, walk};
 use crate::params::{ParamDoc, PolicyParams, fmt_float, parse_fraction, parse_int};
@@ -210,6 +211,63 @@ impl Node {
 
 const EMPTY: Node = Node { win: NIL, key: Key { d: 0, nn: 0, ts: 0 }, min_flip: u64::MAX, own: u32::MAX };
 
+/// An array of the policy's own records (frames, tournament nodes, cluster records), indexed
+/// without bounds checks by numbers the policy itself keeps: frame numbers it linked, each
+/// checked against the frame array when the host passed it in ([`Recs::checked`] in
+/// `on_hit`, `on_insert`, `remove`, `is_dirty`); cluster slots from its [`BlockTable`], below
+/// the capacity every per-slot array is sized for; tournament node numbers below the
+/// tournament's size. The hit, displacement and tournament paths indexed these arrays dozens
+/// of times per request (callgrind: ~36 instructions per request in `index.rs`), each check a
+/// compare and a branch, with the length reloaded after every store through `&mut self`. The
+/// invariants are what `check_invariants` and the tournament's property test exercise after
+/// every step, with debug assertions on, so an index out of bounds panics there.
+#[derive(Clone, Debug)]
+struct Recs<T>(Vec<T>);
+
+impl<T> Recs<T> {
+    /// Record `i`, bounds-checked: for a frame number that comes from the host.
+    #[inline(always)]
+    fn checked(&self, i: usize) -> &T {
+        &self.0[i]
+    }
+
+    /// Record `i`, bounds-checked, for update: for a frame number that comes from the host.
+    #[inline(always)]
+    fn checked_mut(&mut self, i: usize) -> &mut T {
+        &mut self.0[i]
+    }
+}
+
+impl<T> Deref for Recs<T> {
+    type Target = [T];
+
+    #[inline(always)]
+    fn deref(&self) -> &[T] {
+        &self.0
+    }
+}
+
+impl<T> Index<usize> for Recs<T> {
+    type Output = T;
+
+    #[inline(always)]
+    fn index(&self, i: usize) -> &T {
+        debug_assert!(i < self.0.len(), "cfdc: record {i} of {}", self.0.len());
+        // SAFETY: `i` is a frame, slot or node number this policy keeps (see the type's docs):
+        // below the array's length, which never changes after construction.
+        unsafe { self.0.get_unchecked(i) }
+    }
+}
+
+impl<T> IndexMut<usize> for Recs<T> {
+    #[inline(always)]
+    fn index_mut(&mut self, i: usize) -> &mut T {
+        debug_assert!(i < self.0.len(), "cfdc: record {i} of {}", self.0.len());
+        // SAFETY: as for `index`.
+        unsafe { self.0.get_unchecked_mut(i) }
+    }
+}
+
 /// Two sibling nodes, aligned to a cache line.
 #[derive(Clone, Copy, Debug)]
 #[repr(C, align(64))]
@@ -235,8 +293,8 @@ struct Tournament {
     root: usize,
     /// Leaves under `root`: `size / root`.
     span: usize,
-    pair: Vec<Pair>,
-    leaves: Vec<ClusterPair>,
+    pair: Recs<Pair>,
+    leaves: Recs<ClusterPair>,
 }
 
 impl Tournament {
@@ -246,8 +304,8 @@ impl Tournament {
             size,
             root: size / 2,
             span: 2,
-            pair: vec![Pair([EMPTY; 2]); size / 2],
-            leaves: vec![ClusterPair([Cluster::FREE; 2]); size / 2],
+            pair: Recs(vec![Pair([EMPTY; 2]); size / 2]),
+            leaves: Recs(vec![ClusterPair([Cluster::FREE; 2]); size / 2]),
         }
     }
 
@@ -563,7 +621,7 @@ pub struct Cfdc {
     work: Ends,
     /// Clean queue, front = last displaced.
     clean: Ends,
-    fr: Vec<Frame>,
+    fr: Recs<Frame>,
     clusters: BlockTable,
     /// The cluster whose priority is 0, or NIL.
     zeroed: u32,
@@ -828,7 +886,7 @@ impl Replacer for Cfdc {
             cluster_size: BlockSize::new(config.cluster.max(1) as u64),
             work: Ends::EMPTY,
             clean: Ends::EMPTY,
-            fr: vec![FREE_FRAME; capacity],
+            fr: Recs(vec![FREE_FRAME; capacity]),
             clusters: BlockTable::new(capacity),
             zeroed: NIL,
             globaltime: 0,
@@ -841,7 +899,7 @@ impl Replacer for Cfdc {
 
     #[inline]
     fn on_hit(&mut self, frame: FrameId, access: &Access) {
-        self.fr[frame as usize].dirty |= access.kind.is_write();
+        self.fr.checked_mut(frame as usize).dirty |= access.kind.is_write();
         if self.fr[frame as usize].place == IN_WORK {
             if self.work.head != frame {
                 unlink::<0, _, _>(&mut self.fr, &mut self.work, frame);
@@ -868,7 +926,7 @@ impl Replacer for Cfdc {
 
     #[inline]
     fn on_insert(&mut self, frame: FrameId, access: &Access) {
-        self.fr[frame as usize] =
+        *self.fr.checked_mut(frame as usize) =
             Frame { page: access.page, dirty: access.kind.is_write(), place: IN_WORK, ..FREE_FRAME };
         link_front::<0, _, _>(&mut self.fr, &mut self.work, frame);
         self.len += 1;
@@ -903,7 +961,7 @@ impl Replacer for Cfdc {
     }
 
     fn remove(&mut self, frame: FrameId) {
-        if self.fr[frame as usize].place != NIL {
+        if self.fr.checked(frame as usize).place != NIL {
             self.detach(frame);
             self.len -= 1;
         }
@@ -914,7 +972,7 @@ impl Replacer for Cfdc {
     }
 
     fn is_dirty(&self, frame: FrameId) -> Option<bool> {
-        Some(self.fr[frame as usize].dirty)
+        Some(self.fr.checked(frame as usize).dirty)
     }
 
     fn check_invariants(&self) -> Result<(), String> {
