@@ -24,8 +24,10 @@
 //!
 //! State: count buckets of blocks (bucket `c` holds the blocks with `c` buffered pages, most
 //! recently accessed at the front); one record per block (page count, bucket links, recency);
-//! one per frame (page, block slot, dirty bit); and a frame table per block slot, indexed by page
-//! offset. Hits and insertions are O(1) (plus one table lookup per insertion); a block eviction
+//! one per frame (page, block slot), written at insertion only; a dirty bit per frame; and a frame
+//! table per block slot, indexed by page offset. The frame tables map every buffered page to its
+//! frame exactly, so the simulator looks pages up there instead of in a page table of its own
+//! ([`Replacer::KEEPS_PAGE_MAP`]). Hits and insertions are O(1); a block eviction
 //! scans its block's `ppb` table entries, which yields the victims already in page order and
 //! touches their frame records independently of each other (a linked page list made eviction a
 //! chain of dependent cache misses: FAB evicts a whole block on most misses). Finding the fullest
@@ -352,7 +354,12 @@ impl Replacer for Fab {
     fn on_insert(&mut self, frame: FrameId, access: &Access) {
         // Before any relink: a renumbering walks the buckets, whose blocks are then all placed.
         let now = self.tick();
-        let (s, created) = self.blocks.get_or_insert(self.size.block(access.page));
+        let block = self.size.block(access.page);
+        // A live block with a direct-mapped number (the usual case) without the call.
+        let (s, created) = match self.blocks.dense_slot(block) {
+            Some(s) => (s, false),
+            None => self.blocks.get_or_insert(block),
+        };
         self.fr[frame as usize] = FabFrame { page: access.page, slot: s };
         let w = &mut self.dirty[frame as usize >> 6];
         *w = *w & !(1 << (frame & 63)) | u64::from(access.kind.is_write()) << (frame & 63);
