@@ -24,8 +24,10 @@
 //!
 //! State: count buckets of blocks (bucket `c` holds the blocks with `c` buffered pages, most
 //! recently accessed at the front); one record per block (page count, bucket links, recency);
-//! one per frame (page, block slot, dirty bit); and a frame table per block slot, indexed by page
-//! offset. Hits and insertions are O(1) (plus one table lookup per insertion); a block eviction
+//! one per frame (page, block slot), written at insertion only; a dirty bit per frame; and a frame
+//! table per block slot, indexed by page offset. The frame tables map every buffered page to its
+//! frame exactly, so the simulator looks pages up there instead of in a page table of its own
+//! ([`Replacer::KEEPS_PAGE_MAP`]). Hits and insertions are O(1); a block eviction
 //! scans its block's `ppb` table entries, which yields the victims already in page order and
 //! touches their frame records independently of each other (a linked page list made eviction a
 //! chain of dependent cache misses: FAB evicts a whole block on most misses). Finding the fullest
@@ -36,8 +38,6 @@
 //! are handed out lowest first): at most `4 × ppb × min(capacity, blocks touched)` bytes.
 //!
 //! The block table and the intrusive bucket lists come from `blocks.rs`.
-
-use std::cell::Cell;
 
 use crate::blocks::{
     BlockSize, BlockTable, Ends, Linked, PPB_DOC, link_back, link_before, link_front, parse_ppb, unlink, walk,
@@ -78,11 +78,6 @@ impl PolicyParams for FabConfig {
     }
 }
 
-/// How many [`prefetch`](Replacer::prefetch) calls after bringing a page's frame-table entry
-/// into cache that entry is read to prefetch the frame it names. The simulator hints each
-/// request 16 requests ahead, and its hit path needs the frame's record about 6 ahead.
-const FRAME_STAGE: usize = 10;
-
 /// Per-block state of FAB, 16 bytes (four to a cache line: the neighbours a relink writes are
 /// found in cache more often than with 32-byte records).
 #[derive(Clone, Copy, Debug)]
@@ -108,7 +103,8 @@ impl Linked<0> for FabBlock {
     }
 }
 
-/// Per-frame state of FAB.
+/// Per-frame state of FAB, written at insertion only (a hit finds its block slot through the
+/// block table and keeps its dirty bit in [`Fab::dirty`]: it touches no frame record).
 #[derive(Clone, Copy, Debug)]
 struct FabFrame {
     /// Page of the frame's last insertion.
@@ -116,11 +112,10 @@ struct FabFrame {
     /// Block slot of the frame's last insertion, or NIL when it never held a page; the frame
     /// is tracked only while that slot's frame table files it ([`Fab::tracks`]).
     slot: u32,
-    dirty: bool,
 }
 
 impl FabFrame {
-    const FREE: FabFrame = FabFrame { page: 0, slot: NIL, dirty: false };
+    const FREE: FabFrame = FabFrame { page: 0, slot: NIL };
 }
 
 /// The FAB policy.
@@ -142,12 +137,9 @@ pub struct Fab {
     /// Scratch for [`Fab::renumber`]: one cursor per count bucket (allocated once).
     cursor: Vec<u32>,
     fr: Vec<FabFrame>,
+    /// One dirty bit per frame (12.5 KB for 100,000 frames: stays in L1).
+    dirty: Vec<u64>,
     len: usize,
-    /// The frame-table entries of the last `FRAME_STAGE` `prefetch` calls (a ring, `usize::MAX`
-    /// for none; prefetching only).
-    ahead: [Cell<usize>; FRAME_STAGE],
-    /// Position in `ahead`.
-    calls: Cell<usize>,
 }
 
 impl Fab {
@@ -305,41 +297,49 @@ impl Replacer for Fab {
             clock: 0,
             cursor: vec![NIL; ppb as usize + 1],
             fr: vec![FabFrame::FREE; capacity],
+            dirty: vec![0; capacity.div_ceil(64)],
             len: 0,
-            ahead: std::array::from_fn(|_| Cell::new(usize::MAX)),
-            calls: Cell::new(0),
         }
     }
 
-    /// Brings the block record and the frame-table entry of `page` into cache: a miss (most
-    /// requests under FAB) writes both, a hit the record. For the page hinted `FRAME_STAGE`
-    /// calls earlier, whose entry has arrived by now, the record of the frame it names is
-    /// brought in too, only when there is one: most requests miss, and the frame the
-    /// simulator's page table still names for a missing page is someone else's (prefetching it,
-    /// as [`prefetch_frame`](Replacer::prefetch_frame) would, fetches a line nobody reads).
+    /// The frame table is an exact map of the buffered pages (an entry names a frame from its
+    /// insertion to its eviction or removal), and the frame records keep each frame's page: the
+    /// simulator uses them instead of a page table of its own, whose slot (a random line of a
+    /// 4 MB array for a million pages) and stale-entry check (a random line of the reverse map)
+    /// cost two more lines per request.
+    const KEEPS_PAGE_MAP: bool = true;
+
+    #[inline(always)]
+    fn frame_of(&self, page: u64) -> Option<FrameId> {
+        let s = self.blocks.get(self.size.block(page))?;
+        self.offs[self.entry(s, page)].checked_sub(1)
+    }
+
+    #[inline(always)]
+    fn page_in(&self, frame: FrameId) -> u64 {
+        self.fr[frame as usize].page
+    }
+
+    /// Brings the block record and the frame-table entry of `page` into cache: the look-up
+    /// ([`frame_of`](Replacer::frame_of)) reads the entry, a miss (most requests under FAB)
+    /// writes both, a hit the record.
     #[inline(always)]
     fn prefetch(&self, page: u64) {
-        let mut here = usize::MAX;
         if let Some(s) = self.blocks.dense_slot(self.size.block(page)) {
             crate::blocks::prefetch(&self.blk, s as usize);
-            here = self.entry(s, page);
-            crate::blocks::prefetch(&self.offs, here);
-        }
-        let n = self.calls.get();
-        self.calls.set(if n + 1 == FRAME_STAGE { 0 } else { n + 1 });
-        let earlier = self.ahead[n].replace(here);
-        if let Some(&e) = self.offs.get(earlier)
-            && e != 0
-        {
-            crate::blocks::prefetch(&self.fr, e as usize - 1);
+            crate::blocks::prefetch(&self.offs, self.entry(s, page));
         }
     }
 
     #[inline]
     fn on_hit(&mut self, frame: FrameId, access: &Access) {
-        let fr = &mut self.fr[frame as usize];
-        fr.dirty |= access.kind.is_write();
-        let s = fr.slot;
+        self.dirty[frame as usize >> 6] |= u64::from(access.kind.is_write()) << (frame & 63);
+        // The slot from the block table's direct map (in cache: the look-up just read it)
+        // rather than from the frame record (a line the hit would read for nothing else).
+        let s = match self.blocks.dense_slot(self.size.block(access.page)) {
+            Some(s) => s,
+            None => self.fr[frame as usize].slot,
+        };
         let now = self.tick();
         let b = &mut self.blk[s as usize];
         b.recency = now;
@@ -354,8 +354,15 @@ impl Replacer for Fab {
     fn on_insert(&mut self, frame: FrameId, access: &Access) {
         // Before any relink: a renumbering walks the buckets, whose blocks are then all placed.
         let now = self.tick();
-        let (s, created) = self.blocks.get_or_insert(self.size.block(access.page));
-        self.fr[frame as usize] = FabFrame { page: access.page, slot: s, dirty: access.kind.is_write() };
+        let block = self.size.block(access.page);
+        // A live block with a direct-mapped number (the usual case) without the call.
+        let (s, created) = match self.blocks.dense_slot(block) {
+            Some(s) => (s, false),
+            None => self.blocks.get_or_insert(block),
+        };
+        self.fr[frame as usize] = FabFrame { page: access.page, slot: s };
+        let w = &mut self.dirty[frame as usize >> 6];
+        *w = *w & !(1 << (frame & 63)) | u64::from(access.kind.is_write()) << (frame & 63);
         if created {
             self.blk[s as usize].count = 0;
         } else {
@@ -417,7 +424,7 @@ impl Replacer for Fab {
     }
 
     fn is_dirty(&self, frame: FrameId) -> Option<bool> {
-        Some(self.fr[frame as usize].dirty)
+        Some(self.dirty[frame as usize >> 6] >> (frame & 63) & 1 != 0)
     }
 
     fn check_invariants(&self) -> Result<(), String> {

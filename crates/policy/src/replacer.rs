@@ -150,6 +150,31 @@ pub trait Replacer: Send + 'static {
     /// Whether the caller must fill in [`Access::next_use`] (offline policies such as MIN).
     const NEEDS_FUTURE: bool = false;
 
+    /// Whether the policy keeps an exact map of its tracked pages, so that a host may use
+    /// [`frame_of`](Replacer::frame_of) and [`page_in`](Replacer::page_in) instead of a page
+    /// table of its own. A host that does keeps no page table, so such a policy must not ask
+    /// for one ([`Pins::frame_of`]). For a block policy (FAB) whose frame table already maps
+    /// each buffered page, a second table in the host would be a second random cache line per
+    /// request, and its stale entries a third.
+    const KEEPS_PAGE_MAP: bool = false;
+
+    /// With [`KEEPS_PAGE_MAP`](Replacer::KEEPS_PAGE_MAP): the frame holding `page` if the
+    /// policy tracks it (`None` otherwise, and for every policy without a map).
+    #[inline(always)]
+    fn frame_of(&self, page: u64) -> Option<FrameId> {
+        let _ = page;
+        None
+    }
+
+    /// With [`KEEPS_PAGE_MAP`](Replacer::KEEPS_PAGE_MAP): the page of `frame`'s last insertion,
+    /// for a frame the policy tracks or has named a victim since (unspecified otherwise, and
+    /// for every policy without a map).
+    #[inline(always)]
+    fn page_in(&self, frame: FrameId) -> u64 {
+        let _ = frame;
+        u64::MAX
+    }
+
     /// A policy for `capacity` frames (`capacity >= 1`), all of them initially free.
     fn new(capacity: usize, config: &Self::Config) -> Self;
 

@@ -24,8 +24,10 @@ use serde::{Deserialize, Serialize};
 use crate::page_table::PageTable;
 
 /// The buffer as a policy sees it while choosing victims: nothing is pinned, and pages are found
-/// through the page table (BP-REF's padding asks).
-struct Resident<'a>(&'a PageTable);
+/// through the page table (BP-REF's padding asks). `None` when the policy keeps the page map
+/// itself ([`Replacer::KEEPS_PAGE_MAP`]): the buffer then has no table to offer, and such a
+/// policy asks for none.
+struct Resident<'a>(Option<&'a PageTable>);
 
 impl Pins for Resident<'_> {
     #[inline(always)]
@@ -35,12 +37,14 @@ impl Pins for Resident<'_> {
 
     #[inline]
     fn frame_of(&self, page: u64) -> Option<FrameId> {
-        self.0.get(page)
+        self.0.expect("a policy that keeps its own page map asks the host for none").get(page)
     }
 
     #[inline(always)]
     fn prefetch_victim(&self, frame: FrameId) {
-        self.0.prefetch_page_of(frame);
+        if let Some(t) = self.0 {
+            t.prefetch_page_of(frame);
+        }
     }
 }
 
@@ -194,7 +198,8 @@ impl<R: Replacer, D: Device> Buffer<R, D> {
     }
 
     /// An empty buffer of `frames` frames whose pages are looked up in `table` (an empty table
-    /// for `frames` frames).
+    /// for `frames` frames). A policy that keeps its own page map
+    /// ([`Replacer::KEEPS_PAGE_MAP`]) is asked instead, and the table is dropped unused.
     pub fn with_table(
         policy: R,
         device: D,
@@ -202,6 +207,7 @@ impl<R: Replacer, D: Device> Buffer<R, D> {
         write_miss: WriteMiss,
         table: PageTable,
     ) -> Result<Self, SimError> {
+        let table = if R::KEEPS_PAGE_MAP { PageTable::with_limit(0, 0, 0) } else { table };
         if frames == 0 {
             return Err(SimError::Config("the buffer needs at least one frame".into()));
         }
@@ -225,7 +231,9 @@ impl<R: Replacer, D: Device> Buffer<R, D> {
     /// [`Replacer::prefetch`] and [`Device::prefetch`]).
     #[inline(always)]
     pub fn prefetch(&self, page: u64) {
-        self.table.prefetch(page);
+        if !R::KEEPS_PAGE_MAP {
+            self.table.prefetch(page);
+        }
         self.policy.prefetch(page);
         self.device.prefetch(page);
     }
@@ -239,16 +247,38 @@ impl<R: Replacer, D: Device> Buffer<R, D> {
     /// frame's reverse-map entry, which the eviction reads.
     #[inline(always)]
     pub fn prefetch_frame(&self, page: u64) {
-        let f = self.table.prefetch_frame_of(page);
-        if f != flashbuf_policy::NIL {
-            self.policy.prefetch_frame(f);
+        if !R::KEEPS_PAGE_MAP {
+            // A policy with its own map prefetches its frame records itself, from its map.
+            let f = self.table.prefetch_frame_of(page);
+            if f != flashbuf_policy::NIL {
+                self.policy.prefetch_frame(f);
+            }
         }
         if let Some(v) = self.policy.likely_victim() {
             if !self.device.prefetches() {
-                self.table.prefetch_page_of(v);
-            } else if let Some(victim_page) = self.table.page_of(v) {
+                if !R::KEEPS_PAGE_MAP {
+                    self.table.prefetch_page_of(v);
+                }
+            } else if let Some(victim_page) = self.page_of(v) {
                 self.device.prefetch(victim_page);
             }
+        }
+    }
+
+    /// The frame holding `page`: from the page table, or from the policy's own map.
+    #[inline(always)]
+    fn frame_of(&self, page: u64) -> Option<FrameId> {
+        if R::KEEPS_PAGE_MAP { self.policy.frame_of(page) } else { self.table.get(page) }
+    }
+
+    /// The page in the buffered `frame` (`None` for a free frame).
+    #[inline]
+    fn page_of(&self, frame: FrameId) -> Option<u64> {
+        if R::KEEPS_PAGE_MAP {
+            let p = self.policy.page_in(frame);
+            (self.policy.frame_of(p) == Some(frame)).then_some(p)
+        } else {
+            self.table.page_of(frame)
         }
     }
 
@@ -262,7 +292,7 @@ impl<R: Replacer, D: Device> Buffer<R, D> {
         self.counters.requests += 1;
         self.counters.write_requests += u64::from(is_write);
         self.counters.read_requests += u64::from(!is_write);
-        if let Some(frame) = self.table.get(req.page) {
+        if let Some(frame) = self.frame_of(req.page) {
             self.counters.hits += 1;
             self.dirty.or(frame, is_write);
             self.policy.on_hit(frame, &Access { page: req.page, kind: req.kind, time, next_use });
@@ -293,7 +323,9 @@ impl<R: Replacer, D: Device> Buffer<R, D> {
             self.fetch(req.page, time)?;
         }
         let frame = self.free.pop().expect("an eviction frees at least one frame");
-        self.table.insert(req.page, frame);
+        if !R::KEEPS_PAGE_MAP {
+            self.table.insert(req.page, frame);
+        }
         self.dirty.set(frame, is_write);
         self.policy.on_insert(frame, &access);
         Ok(false)
@@ -311,7 +343,7 @@ impl<R: Replacer, D: Device> Buffer<R, D> {
     fn evict(&mut self, incoming: &Access, time: u64) -> Result<bool, SimError> {
         self.ev.clear();
         self.policy
-            .victims(incoming, &Resident(&self.table), &mut self.ev)
+            .victims(incoming, &Resident((!R::KEEPS_PAGE_MAP).then_some(&self.table)), &mut self.ev)
             .map_err(|source| SimError::Evict { request: time, source })?;
         let dev_err = |source| SimError::Device { request: time, source };
         if let Some(pad) = self.ev.pad {
@@ -323,7 +355,9 @@ impl<R: Replacer, D: Device> Buffer<R, D> {
                 // buffered, whose slot is stale).
                 let mut buffered = 0u64;
                 for &frame in &self.ev.victims {
-                    let offset = self.table.page_of(frame).map_or(u64::MAX, |p| p.wrapping_sub(pad.first_page));
+                    let page =
+                        if R::KEEPS_PAGE_MAP { Some(self.policy.page_in(frame)) } else { self.table.page_of(frame) };
+                    let offset = page.map_or(u64::MAX, |p| p.wrapping_sub(pad.first_page));
                     if offset < u64::from(pad.pages) {
                         buffered |= 1 << offset;
                     }
@@ -331,7 +365,7 @@ impl<R: Replacer, D: Device> Buffer<R, D> {
                 for page in pad.first_page..end {
                     debug_assert_eq!(
                         buffered >> (page - pad.first_page) & 1 != 0,
-                        self.table.get(page).is_some(),
+                        self.buffered_during_eviction(page),
                         "page {page}: victims of a padded block"
                     );
                 }
@@ -343,7 +377,7 @@ impl<R: Replacer, D: Device> Buffer<R, D> {
                 self.counters.padding_writes += u64::from(pages);
             } else {
                 for page in pad.first_page..end {
-                    if self.table.get(page).is_none() {
+                    if !self.buffered_during_eviction(page) {
                         self.device.read(page).map_err(dev_err)?;
                         self.counters.padding_reads += 1;
                     }
@@ -354,10 +388,18 @@ impl<R: Replacer, D: Device> Buffer<R, D> {
         }
         let padded = self.ev.pad.is_some();
         for &frame in &self.ev.victims {
-            let page = self.table.remove_frame(frame).expect("a victim frame holds a page");
-            if !padded && self.dirty.get(frame) {
-                self.device.write(page).map_err(dev_err)?;
-                self.counters.evict_writes += 1;
+            if R::KEEPS_PAGE_MAP {
+                // The page is needed only for a write-back: a clean victim's record is not read.
+                if !padded && self.dirty.get(frame) {
+                    self.device.write(self.policy.page_in(frame)).map_err(dev_err)?;
+                    self.counters.evict_writes += 1;
+                }
+            } else {
+                let page = self.table.remove_frame(frame).expect("a victim frame holds a page");
+                if !padded && self.dirty.get(frame) {
+                    self.device.write(page).map_err(dev_err)?;
+                    self.counters.evict_writes += 1;
+                }
             }
             self.dirty.set(frame, false);
             self.free.push(frame);
@@ -366,12 +408,22 @@ impl<R: Replacer, D: Device> Buffer<R, D> {
         Ok(self.ev.bypass)
     }
 
+    /// Whether `page` is buffered while the victims just named are not yet freed (padding): a
+    /// policy with its own map no longer tracks its victims by then, so they are asked too.
+    fn buffered_during_eviction(&self, page: u64) -> bool {
+        if R::KEEPS_PAGE_MAP {
+            self.frame_of(page).is_some() || self.ev.victims.iter().any(|&f| self.policy.page_in(f) == page)
+        } else {
+            self.table.get(page).is_some()
+        }
+    }
+
     /// Writes back every dirty page, in ascending page order, and counts them as the final
     /// flush. The pages stay buffered (clean).
     pub fn flush(&mut self) -> Result<(), SimError> {
         let mut pages: Vec<(u64, FrameId)> = (0..self.frames as FrameId)
             .filter(|&f| self.dirty.get(f))
-            .map(|f| (self.table.page_of(f).expect("a dirty frame holds a page"), f))
+            .map(|f| (self.page_of(f).expect("a dirty frame holds a page"), f))
             .collect();
         pages.sort_unstable();
         let request = self.counters.requests;
@@ -405,22 +457,22 @@ impl<R: Replacer, D: Device> Buffer<R, D> {
 
     /// Number of buffered pages.
     pub fn len(&self) -> usize {
-        self.table.len()
+        self.frames - self.free.len()
     }
 
     /// `true` when no page is buffered.
     pub fn is_empty(&self) -> bool {
-        self.table.is_empty()
+        self.free.len() == self.frames
     }
 
     /// Cross-checks buffer, page table, policy and device (tests).
     pub fn check_invariants(&self) -> Result<(), String> {
         let frames = self.frames;
-        if self.table.len() + self.free.len() != frames {
+        if !R::KEEPS_PAGE_MAP && self.table.len() + self.free.len() != frames {
             return Err(format!("{} buffered + {} free != {frames} frames", self.table.len(), self.free.len()));
         }
-        if self.policy.len() != self.table.len() {
-            return Err(format!("policy tracks {} frames, buffer holds {}", self.policy.len(), self.table.len()));
+        if self.policy.len() != self.len() {
+            return Err(format!("policy tracks {} frames, buffer holds {}", self.policy.len(), self.len()));
         }
         let mut is_free = vec![false; frames];
         for &f in &self.free {
@@ -432,10 +484,10 @@ impl<R: Replacer, D: Device> Buffer<R, D> {
             if free {
                 continue;
             }
-            let Some(page) = self.table.page_of(f as FrameId) else {
+            let Some(page) = self.page_of(f as FrameId) else {
                 return Err(format!("frame {f} is neither free nor holding a page"));
             };
-            if self.table.get(page) != Some(f as FrameId) {
+            if self.frame_of(page) != Some(f as FrameId) {
                 return Err(format!("frame {f} holds page {page} but the table disagrees"));
             }
             if let Some(d) = self.policy.is_dirty(f as FrameId)
