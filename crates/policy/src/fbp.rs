@@ -65,8 +65,6 @@
 //! second chance's walk (amortised O(1): each mark is spent once), and `ppb` page-table lookups
 //! for a dirty eviction on a flash FTL.
 
-use std::cell::Cell;
-
 use crate::blocks::{Ends, Link, PageDirectory, link_front, prefetch, unlink, walk};
 use crate::params::{DeviceParams, DeviceProfile, FtlClass, ParamDoc, PolicyParams, auto};
 use crate::replacer::{Access, BlockPad, EvictError, Evictions, FrameId, NIL, Pins, Replacer};
@@ -345,11 +343,6 @@ const LIST: u8 = 0x3;
 const NO_LIST: u8 = 2;
 /// The mark of a frame hit since it entered its list or was last passed over.
 const MARK: u8 = 0x80;
-/// How many calls of [`Replacer::likely_victim`] after the hint was set it prefetches what
-/// evicting the hinted frame writes: by then the hinted frame's record and page, prefetched when
-/// the hint was set, have had three requests' time to arrive, so reading them does not stall the
-/// request loop (at two, perf still found half of that step's samples waiting on the page).
-const HINT_STAGE: u8 = 4;
 
 /// The FBP policy.
 ///
@@ -371,9 +364,6 @@ pub struct Fbp {
     capacity: f64,
     /// Target size of the clean list.
     tau: f64,
-    /// `⌊tau⌋`: for a whole number `c`, `c > tau` exactly when `c > ⌊tau⌋`, so the victim list is
-    /// chosen by an integer comparison.
-    tau_floor: u32,
     /// Cost of a write-back in reads: `w / r`.
     write_in_reads: f64,
     /// Pages per block when dirty evictions are clustered (log-block and block-mapped FTLs).
@@ -383,12 +373,6 @@ pub struct Fbp {
     ghosts: Ghosts,
     /// The incoming page whose ghost entry [`Replacer::victims`] already consumed.
     learned: Option<u64>,
-    /// What [`Replacer::likely_victim`] names (`NIL`: none): the LRU end of the list the next
-    /// eviction starts from, set again whenever a miss or a hit may change it, so that the
-    /// simulator's per-request question reads one field.
-    hint: FrameId,
-    /// Calls of `likely_victim` left until it prefetches what evicting `hint` writes (0: done).
-    stage: Cell<u8>,
 }
 
 impl Fbp {
@@ -450,15 +434,13 @@ impl Fbp {
                 let cost = 1.0 + if access.kind.is_write() { self.write_in_reads } else { 0.0 };
                 self.tau = (self.tau - (gc / gd).max(1.0) * cost).max(0.0);
             }
-            None => return,
+            None => {}
         }
-        self.tau_floor = self.tau as u32;
     }
 
     /// The victim of `list`: its LRU-most unpinned page not marked since it was last passed
     /// over; marked pages met on the way lose their mark and move to the MRU end (a second
     /// chance). At most two passes over the list.
-    #[inline(always)]
     fn second_chance<P: Pins + ?Sized>(&mut self, list: u8, pins: &P) -> Option<FrameId> {
         let mut cur = self.ends[list as usize].tail;
         let mut chances = self.ends[list as usize].len;
@@ -482,7 +464,6 @@ impl Fbp {
         None
     }
 
-    #[inline(always)]
     fn evict(&mut self, frame: FrameId, dirty: bool, out: &mut Evictions) {
         self.unlink(frame);
         out.victims.push(frame);
@@ -545,55 +526,22 @@ impl Fbp {
     #[inline(always)]
     fn victim_list(&self) -> u8 {
         let (c, d) = self.list_lengths();
-        if c > 0 && (c > self.tau_floor as usize || d == 0) { CLEAN } else { DIRTY }
+        if c > 0 && (c as f64 > self.tau || d == 0) { CLEAN } else { DIRTY }
     }
 
-    /// Sets [`hint`](Self::hint) to the LRU end of the list the next eviction starts from and
-    /// brings into cache what that eviction reads first: the frame's link record, mark and page
-    /// (a chain of dependent loads when missed) and the position of the oldest page of that
-    /// list's ghost FIFO. What depends on them is prefetched [`HINT_STAGE`] requests later
-    /// ([`prefetch_eviction`](Self::prefetch_eviction)), once they have arrived.
+    /// Brings into cache what the next eviction will most likely read first: the LRU end of the
+    /// list it starts from (its link record, mark and page, a chain of dependent loads when
+    /// missed) and the directory slot of the oldest page of that list's ghost FIFO. A few
+    /// requests pass before the next miss, time enough for the lines to arrive.
     #[inline(always)]
-    fn set_hint(&mut self) {
+    fn prefetch_next_victim(&self) {
         let list = self.victim_list();
-        let t = self.ends[list as usize].tail;
-        self.hint = t;
-        if t != NIL {
-            let t = t as usize;
-            prefetch(&self.link, t);
-            prefetch(&self.meta, t);
-            prefetch(&self.page, t);
-            let ring = &self.ghosts.rings[list as usize];
-            prefetch(&ring.page, (ring.tail & ring.mask()) as usize);
-            self.stage.set(HINT_STAGE);
-        }
-    }
-
-    /// [`set_hint`](Self::set_hint) out of line, for the hit path (which rarely needs it).
-    #[inline(never)]
-    fn rehint(&mut self) {
-        self.set_hint();
-    }
-
-    /// Prefetches what evicting the hinted frame `t` writes: its MRU-side neighbour's link
-    /// record (the unlink), its page's ghost directory slot (the ghost push) and the directory
-    /// slot of the oldest page of its list's ghost FIFO (dropped by that push). When `t` is
-    /// marked, the second chance passes it over and looks at that neighbour next: its mark and
-    /// page come too.
-    #[inline(never)]
-    fn prefetch_eviction(&self, t: FrameId) {
-        let t = t as usize;
-        let n = self.link[t].links[0] as usize;
-        prefetch(&self.link, n);
-        let m = self.meta[t];
-        if m & MARK != 0 {
-            prefetch(&self.meta, n);
-            prefetch(&self.page, n);
-        }
-        self.ghosts.dir.prefetch(self.page[t]);
-        if let Some(ring) = self.ghosts.rings.get((m & LIST) as usize) {
-            self.ghosts.dir.prefetch(ring.page[(ring.tail & ring.mask()) as usize]);
-        }
+        let t = self.ends[list as usize].tail as usize;
+        prefetch(&self.link, t);
+        prefetch(&self.meta, t);
+        prefetch(&self.page, t);
+        let ring = &self.ghosts.rings[list as usize];
+        self.ghosts.dir.prefetch(ring.page[(ring.tail & ring.mask()) as usize]);
     }
 }
 
@@ -615,13 +563,10 @@ impl Replacer for Fbp {
             last: vec![0; if cluster.is_some() { capacity } else { 0 }],
             capacity: capacity as f64,
             tau: capacity as f64 / 2.0,
-            tau_floor: (capacity / 2) as u32,
             write_in_reads: write_cost_us(&d) / d.read_us.max(f64::MIN_POSITIVE),
             cluster,
             ghosts: Ghosts::new(capacity),
             learned: None,
-            hint: NIL,
-            stage: Cell::new(0),
         }
     }
 
@@ -641,11 +586,6 @@ impl Replacer for Fbp {
             }
             link_front::<0, _, _>(&mut self.link, &mut self.ends[to as usize], frame);
         }
-        // The hinted frame moved away from the LRU end, or a list's length changed (which may
-        // change the list the next eviction starts from).
-        if frame == self.hint || from != to {
-            self.rehint();
-        }
     }
 
     /// Brings `page`'s ghost directory slot into cache (read on a miss).
@@ -660,20 +600,19 @@ impl Replacer for Fbp {
         prefetch(&self.meta, frame as usize);
     }
 
-    /// The LRU end of the list the next eviction starts from (a second chance may pass it over),
-    /// kept in a field. Its record and page were prefetched when it was set; [`HINT_STAGE`]
-    /// calls later, when they have arrived, what evicting it writes is prefetched too.
+    /// The LRU end of the list the next eviction starts from (a second chance may pass it over).
+    /// Its record and page were prefetched at the last eviction; now that they are in cache,
+    /// what evicting it writes is prefetched too: its neighbour's link record and the
+    /// directory slot of its page.
     #[inline(always)]
     fn likely_victim(&self) -> Option<FrameId> {
-        let t = self.hint;
-        let s = self.stage.get();
-        if s != 0 {
-            self.stage.set(s - 1);
-            if s == 1 {
-                self.prefetch_eviction(t);
-            }
+        let t = self.ends[self.victim_list() as usize].tail;
+        if t == NIL {
+            return None;
         }
-        (t != NIL).then_some(t)
+        prefetch(&self.link, self.link[t as usize].links[0] as usize);
+        self.ghosts.dir.prefetch(self.page[t as usize]);
+        Some(t)
     }
 
     #[inline]
@@ -688,11 +627,6 @@ impl Replacer for Fbp {
         self.meta[frame as usize] &= !MARK;
         self.unlink(frame);
         self.push_front(if access.kind.is_write() { DIRTY } else { CLEAN }, frame);
-        // The insertion may change the list the next eviction starts from (usually not: the
-        // eviction before it has set the hint and started its prefetches).
-        if self.ends[self.victim_list() as usize].tail != self.hint {
-            self.set_hint();
-        }
     }
 
     fn victims<P: Pins + ?Sized>(
@@ -712,14 +646,7 @@ impl Replacer for Fbp {
         let second = first ^ 1;
         let victim = match self.second_chance(first, pins) {
             Some(v) => v,
-            None => match self.second_chance(second, pins) {
-                Some(v) => v,
-                None => {
-                    // Second chances may have reordered the lists; no insertion follows.
-                    self.set_hint();
-                    return Err(EvictError::AllPinned);
-                }
-            },
+            None => self.second_chance(second, pins).ok_or(EvictError::AllPinned)?,
         };
         let dirty = self.list_of(victim) == DIRTY;
         match self.cluster {
@@ -730,15 +657,12 @@ impl Replacer for Fbp {
             }
             _ => self.evict(victim, dirty, out),
         }
-        self.set_hint();
+        self.prefetch_next_victim();
         Ok(())
     }
 
     fn remove(&mut self, frame: FrameId) {
         self.unlink(frame);
-        if frame == self.hint {
-            self.set_hint();
-        }
     }
 
     fn len(&self) -> usize {
@@ -765,13 +689,6 @@ impl Replacer for Fbp {
             }
         }
         self.ghosts.check()?;
-        let next = self.ends[self.victim_list() as usize].tail;
-        if self.hint != next {
-            return Err(format!("fbp: hint {} but the next eviction starts at {next}", self.hint));
-        }
-        if self.tau_floor != self.tau as u32 {
-            return Err(format!("fbp: target {} but its floor is kept as {}", self.tau, self.tau_floor));
-        }
         if !(0.0..=self.capacity).contains(&self.tau) {
             return Err(format!("fbp: target {} outside [0, {}]", self.tau, self.capacity));
         }
