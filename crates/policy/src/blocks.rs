@@ -1,7 +1,8 @@
 //! What every block- and cluster-level policy (FAB, BPLRU, REF, BP-REF, CFDC) shares:
 //! `BlockTable` (block number → dense slot: direct-mapped for small block numbers, hashed
 //! otherwise), intrusive lists whose links live inside per-frame and per-block records
-//! (`Linked`, `Ends`: one cache line per record touched), and the `ppb` parameter.
+//! (`Linked`, `Ends`: one cache line per record touched), the per-frame record `PageRec`, and
+//! the `ppb` parameter.
 
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
@@ -137,6 +138,38 @@ impl Linked<0> for Link {
         self.links
     }
     #[inline(always)]
+    fn links_mut(&mut self) -> &mut [u32; 2] {
+        &mut self.links
+    }
+}
+
+/// Per-frame state of the block-level policies, one cache line: the links in its block's page
+/// list, its page, its block slot, dirty bit and last access time.
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(32))]
+pub(crate) struct PageRec {
+    /// `[towards the front, towards the back]` of the block's page list.
+    pub(crate) links: [u32; 2],
+    pub(crate) page: u64,
+    /// Block slot, or NIL when the frame is free.
+    pub(crate) slot: u32,
+    pub(crate) dirty: bool,
+    /// The time of the frame's last access (in the record's padding: the line an access touches
+    /// anyway), for a hand-over to another policy (`crate::fbx`).
+    pub(crate) time: u64,
+}
+
+impl PageRec {
+    /// A free frame.
+    pub(crate) const FREE: PageRec = PageRec { links: [NIL; 2], page: 0, slot: NIL, dirty: false, time: 0 };
+}
+
+impl Linked<0> for PageRec {
+    #[inline]
+    fn links(&self) -> [u32; 2] {
+        self.links
+    }
+    #[inline]
     fn links_mut(&mut self) -> &mut [u32; 2] {
         &mut self.links
     }
