@@ -185,96 +185,25 @@ impl PolicyParams for RefConfig {
 /// length it compares with must be reloaded after every store through `&mut self`. The
 /// invariants are what [`RefCore::check`] verifies after every step of the tests, which run
 /// with debug assertions on, so that an index out of bounds panics there.
-///
-/// An array larger than a huge page starts at a huge-page boundary and asks the kernel for
-/// transparent huge pages (Linux: `madvise(MADV_HUGEPAGE)` before the first touch): the frame
-/// and block records are 3.2 MB each at 100,000 frames, read at random on every hit and
-/// eviction, and every 4 KiB page of them is one more entry for the TLB to miss.
-#[derive(Debug)]
-struct Recs<T> {
-    /// Owns the records: `owner[off..]` (what comes before `off` is padding up to the boundary).
-    owner: Vec<T>,
-    off: usize,
-    /// `owner.as_mut_ptr() + off`, the first record (the owner never grows or moves its buffer).
-    base: *mut T,
-    len: usize,
-}
-
-// SAFETY: `base` points into the buffer `owner` owns, which moves with it; `Recs` is a `Vec`
-// with an offset, as thread-safe as one.
-unsafe impl<T: Send> Send for Recs<T> {}
-// SAFETY: as for `Send`: shared access reads through `base` only as `&self` allows.
-unsafe impl<T: Sync> Sync for Recs<T> {}
-
-impl<T: Clone> Clone for Recs<T> {
-    fn clone(&self) -> Self {
-        let mut owner = self.owner.clone();
-        // SAFETY: `off <= owner.len()`: the clone has the original's length.
-        let base = unsafe { owner.as_mut_ptr().add(self.off) };
-        Recs { owner, off: self.off, base, len: self.len }
-    }
-}
-
-impl<T: Clone> Recs<T> {
-    /// `n` copies of `value`, at a huge-page boundary when they span more than one.
-    fn new(n: usize, value: T) -> Self {
-        const HUGE: usize = 2 << 20;
-        let size = size_of::<T>().max(1);
-        let bytes = n.saturating_mul(size);
-        let mut off = 0;
-        let mut owner = Vec::new();
-        if cfg!(target_os = "linux") && bytes >= HUGE {
-            owner.reserve_exact(n + 2 * HUGE / size);
-            let start = owner.as_ptr() as usize;
-            let first = start.next_multiple_of(HUGE);
-            if (first - start).is_multiple_of(size) {
-                off = (first - start) / size;
-                #[cfg(target_os = "linux")]
-                {
-                    let end = (start + owner.capacity() * size) / HUGE * HUGE;
-                    // SAFETY: [first, end) lies inside the allocation `owner` owns; madvise
-                    // changes only the kernel's paging advice for that range.
-                    unsafe {
-                        libc::madvise(first as *mut libc::c_void, end - first, libc::MADV_HUGEPAGE);
-                    }
-                }
-            }
-        }
-        owner.resize(off + n, value);
-        // SAFETY: `off + n == owner.len()`.
-        let base = unsafe { owner.as_mut_ptr().add(off) };
-        Recs { owner, off, base, len: n }
-    }
-}
+#[derive(Clone, Debug)]
+struct Recs<T>(Vec<T>);
 
 impl<T> Recs<T> {
     #[inline(always)]
     fn as_slice(&self) -> &[T] {
-        // SAFETY: `base..base + len` are the owner's last `len` elements.
-        unsafe { std::slice::from_raw_parts(self.base, self.len) }
-    }
-
-    #[inline(always)]
-    fn as_mut_slice(&mut self) -> &mut [T] {
-        // SAFETY: as for `as_slice`, borrowed mutably through `self`.
-        unsafe { std::slice::from_raw_parts_mut(self.base, self.len) }
-    }
-
-    #[inline(always)]
-    fn len(&self) -> usize {
-        self.len
+        &self.0
     }
 
     /// Record `i`, bounds-checked: for a frame number that comes from the host.
     #[inline(always)]
     fn checked(&self, i: usize) -> &T {
-        &self.as_slice()[i]
+        &self.0[i]
     }
 
     /// Record `i`, bounds-checked, for update: for a frame number that comes from the host.
     #[inline(always)]
     fn checked_mut(&mut self, i: usize) -> &mut T {
-        &mut self.as_mut_slice()[i]
+        &mut self.0[i]
     }
 }
 
@@ -283,19 +212,19 @@ impl<T> Index<usize> for Recs<T> {
 
     #[inline(always)]
     fn index(&self, i: usize) -> &T {
-        debug_assert!(i < self.len, "ref: record {i} of {}", self.len);
+        debug_assert!(i < self.0.len(), "ref: record {i} of {}", self.0.len());
         // SAFETY: `i` is a frame, slot or chunk number this policy handed out (see the type's
         // docs): below the array's length, which never changes after construction.
-        unsafe { &*self.base.add(i) }
+        unsafe { self.0.get_unchecked(i) }
     }
 }
 
 impl<T> IndexMut<usize> for Recs<T> {
     #[inline(always)]
     fn index_mut(&mut self, i: usize) -> &mut T {
-        debug_assert!(i < self.len, "ref: record {i} of {}", self.len);
+        debug_assert!(i < self.0.len(), "ref: record {i} of {}", self.0.len());
         // SAFETY: as for `index`.
-        unsafe { &mut *self.base.add(i) }
+        unsafe { self.0.get_unchecked_mut(i) }
     }
 }
 
@@ -513,14 +442,21 @@ impl RefCore {
             lru: Ends::EMPTY,
             boundary: NIL,
             clock: 0,
-            fr: Recs::new(capacity, FREE_FRAME),
+            fr: Recs(vec![FREE_FRAME; capacity]),
             blocks: BlockTable::new(slots),
-            blk: Recs::new(slots, NEW_BLOCK),
+            blk: Recs(vec![NEW_BLOCK; slots]),
             inner: vec![Ends::EMPTY; ppb as usize + 1],
             outer: vec![Bag::EMPTY; ppb as usize + 1],
             // At most one partly filled chunk per bag.
-            chunks: Self::chunk_pool(slots / CHUNK + ppb as usize + 2),
-            chunk_min: Recs::new(slots / CHUNK + ppb as usize + 2, 0),
+            chunks: Recs(
+                (0..slots / CHUNK + ppb as usize + 2)
+                    .map(|i| Chunk {
+                        slots: [NIL; CHUNK],
+                        next: if i + 1 < slots / CHUNK + ppb as usize + 2 { i as u32 + 1 } else { NIL },
+                    })
+                    .collect(),
+            ),
+            chunk_min: Recs(vec![0; slots / CHUNK + ppb as usize + 2]),
             free_chunk: 0,
             max_count: 0,
             vb: Vec::with_capacity(vb_cap),
@@ -528,19 +464,10 @@ impl RefCore {
             vb_cap,
             events: EvictionEvents::default(),
             selections: 0,
-            episode_of: Recs::new(slots, 0),
-            dirty_pages: Recs::new(slots, 0),
+            episode_of: Recs(vec![0; slots]),
+            dirty_pages: Recs(vec![0; slots]),
             hint: NIL,
         }
-    }
-
-    /// `n` free chunks, linked from the first.
-    fn chunk_pool(n: usize) -> Recs<Chunk> {
-        let mut chunks = Recs::new(n, Chunk { slots: [NIL; CHUNK], next: NIL });
-        for i in 1..n {
-            chunks[i - 1].next = i as u32;
-        }
-        chunks
     }
 
     /// The window size in pages for a fraction `vw` of `capacity` frames: `round(vw · B)`,
@@ -908,7 +835,7 @@ impl RefCore {
         let (s, in_win) = (fr.slot, fr.in_win);
         // A page outside the window belongs to an `outer` block (or a victim block): no list
         // order depends on its latest access.
-        assert!((s as usize) < self.blk.len(), "ref: hit on free frame {frame}");
+        assert!((s as usize) < self.blk.0.len(), "ref: hit on free frame {frame}");
         self.blk[s as usize].stamp = self.clock;
         if newly_dirty {
             self.dirty_pages[s as usize] += 1;
@@ -1065,9 +992,6 @@ impl RefCore {
         self.unlist(s);
         self.blk[s as usize].in_vb = true;
         self.vb.push(s);
-        // The victim choice after a selection reads the stamp of each new victim block's FIFO
-        // tail: a hint.
-        prefetch(self.fr.as_slice(), self.blk[s as usize].win.tail as usize);
     }
 
     /// Selects VB anew: the `|VB|` blocks with the most pages in the window, ties to the least
