@@ -78,10 +78,10 @@
 //! prefetches the records the next one will touch.
 
 use std::hint::select_unpredictable;
-use std::ops::{Deref, Index, IndexMut};
 
 use crate::blocks::{BlockSize, BlockTable, Ends, Linked, MAX_PPB, link_back, link_front, prefetch, unlink, walk};
 use crate::params::{ParamDoc, PolicyParams, fmt_float, parse_fraction, parse_int};
+use crate::recs::Recs;
 use crate::replacer::{Access, EvictError, Evictions, FrameId, NIL, Pins, Replacer};
 
 /// Parameters of [`Cfdc`].
@@ -211,62 +211,17 @@ impl Node {
 
 const EMPTY: Node = Node { win: NIL, key: Key { d: 0, nn: 0, ts: 0 }, min_flip: u64::MAX, own: u32::MAX };
 
-/// An array of the policy's own records (frames, tournament nodes, cluster records), indexed
-/// without bounds checks by numbers the policy itself keeps: frame numbers it linked, each
-/// checked against the frame array when the host passed it in ([`Recs::checked`] in
-/// `on_hit`, `on_insert`, `remove`, `is_dirty`); cluster slots from its [`BlockTable`], below
-/// the capacity every per-slot array is sized for; tournament node numbers below the
-/// tournament's size. The hit, displacement and tournament paths indexed these arrays dozens
-/// of times per request (callgrind: ~36 instructions per request in `index.rs`), each check a
-/// compare and a branch, with the length reloaded after every store through `&mut self`. The
-/// invariants are what `check_invariants` and the tournament's property test exercise after
-/// every step, with debug assertions on, so an index out of bounds panics there.
-#[derive(Clone, Debug)]
-struct Recs<T>(Vec<T>);
-
-impl<T> Recs<T> {
-    /// Record `i`, bounds-checked: for a frame number that comes from the host.
-    #[inline(always)]
-    fn checked(&self, i: usize) -> &T {
-        &self.0[i]
-    }
-
-    /// Record `i`, bounds-checked, for update: for a frame number that comes from the host.
-    #[inline(always)]
-    fn checked_mut(&mut self, i: usize) -> &mut T {
-        &mut self.0[i]
-    }
-}
-
-impl<T> Deref for Recs<T> {
-    type Target = [T];
-
-    #[inline(always)]
-    fn deref(&self) -> &[T] {
-        &self.0
-    }
-}
-
-impl<T> Index<usize> for Recs<T> {
-    type Output = T;
-
-    #[inline(always)]
-    fn index(&self, i: usize) -> &T {
-        debug_assert!(i < self.0.len(), "cfdc: record {i} of {}", self.0.len());
-        // SAFETY: `i` is a frame, slot or node number this policy keeps (see the type's docs):
-        // below the array's length, which never changes after construction.
-        unsafe { self.0.get_unchecked(i) }
-    }
-}
-
-impl<T> IndexMut<usize> for Recs<T> {
-    #[inline(always)]
-    fn index_mut(&mut self, i: usize) -> &mut T {
-        debug_assert!(i < self.0.len(), "cfdc: record {i} of {}", self.0.len());
-        // SAFETY: as for `index`.
-        unsafe { self.0.get_unchecked_mut(i) }
-    }
-}
+// This policy's part of the contract of `Recs` (crate::recs, indexed without bounds checks):
+// An array of the policy's own records (frames, tournament nodes, cluster records), indexed
+// without bounds checks by numbers the policy itself keeps: frame numbers it linked, each
+// checked against the frame array when the host passed it in ([`Recs::checked`] in
+// `on_hit`, `on_insert`, `remove`, `is_dirty`); cluster slots from its [`BlockTable`], below
+// the capacity every per-slot array is sized for; tournament node numbers below the
+// tournament's size. The hit, displacement and tournament paths indexed these arrays dozens
+// of times per request (callgrind: ~36 instructions per request in `index.rs`), each check a
+// compare and a branch, with the length reloaded after every store through `&mut self`. The
+// invariants are what `check_invariants` and the tournament's property test exercise after
+// every step, with debug assertions on, so an index out of bounds panics there.
 
 /// Two sibling nodes, aligned to a cache line.
 #[derive(Clone, Copy, Debug)]

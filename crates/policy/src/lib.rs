@@ -50,6 +50,7 @@ pub mod lru_k;
 pub mod min;
 pub mod min_cost;
 pub mod params;
+mod recs;
 pub mod ref_adaptive;
 pub mod ref_policy;
 mod registry;

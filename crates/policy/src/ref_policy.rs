@@ -114,12 +114,11 @@
 //! [`Replacer::likely_victim`]), and the chain each of the next pages to enter the window will
 //! touch, staged over the next three entries.
 
-use std::ops::{Index, IndexMut};
-
 use crate::blocks::{
     BlockSize, BlockTable, Ends, Linked, PPB_DOC, link_back, link_before, link_front, parse_ppb, prefetch, unlink, walk,
 };
 use crate::params::{ParamDoc, PolicyParams, fmt_float, parse_fraction, parse_int};
+use crate::recs::Recs;
 use crate::replacer::{Access, BlockPad, EvictError, Evictions, FrameId, NIL, NoPins, Pins, Replacer};
 
 /// Parameters of [`Ref`].
@@ -175,58 +174,17 @@ impl PolicyParams for RefConfig {
     }
 }
 
-/// Records of the policy's own, indexed without bounds checks by numbers the policy itself
-/// handed out: frame numbers it linked (each checked against the frame table when the host
-/// passed it in: [`RefCore::on_hit`], [`RefCore::on_insert`], [`RefCore::remove`], and the
-/// page table's answers when BP-REF pads) and block slots from its [`BlockTable`] (each below
-/// the table's capacity, the length of every per-slot array), and chunk numbers from its own
-/// pool (at most one partly filled chunk per bag: the pool never runs out). The eviction path
-/// indexed these arrays ~100 times per eviction; each check is a compare and a branch, and the
-/// length it compares with must be reloaded after every store through `&mut self`. The
-/// invariants are what [`RefCore::check`] verifies after every step of the tests, which run
-/// with debug assertions on, so that an index out of bounds panics there.
-#[derive(Clone, Debug)]
-struct Recs<T>(Vec<T>);
-
-impl<T> Recs<T> {
-    #[inline(always)]
-    fn as_slice(&self) -> &[T] {
-        &self.0
-    }
-
-    /// Record `i`, bounds-checked: for a frame number that comes from the host.
-    #[inline(always)]
-    fn checked(&self, i: usize) -> &T {
-        &self.0[i]
-    }
-
-    /// Record `i`, bounds-checked, for update: for a frame number that comes from the host.
-    #[inline(always)]
-    fn checked_mut(&mut self, i: usize) -> &mut T {
-        &mut self.0[i]
-    }
-}
-
-impl<T> Index<usize> for Recs<T> {
-    type Output = T;
-
-    #[inline(always)]
-    fn index(&self, i: usize) -> &T {
-        debug_assert!(i < self.0.len(), "ref: record {i} of {}", self.0.len());
-        // SAFETY: `i` is a frame, slot or chunk number this policy handed out (see the type's
-        // docs): below the array's length, which never changes after construction.
-        unsafe { self.0.get_unchecked(i) }
-    }
-}
-
-impl<T> IndexMut<usize> for Recs<T> {
-    #[inline(always)]
-    fn index_mut(&mut self, i: usize) -> &mut T {
-        debug_assert!(i < self.0.len(), "ref: record {i} of {}", self.0.len());
-        // SAFETY: as for `index`.
-        unsafe { self.0.get_unchecked_mut(i) }
-    }
-}
+// This policy's part of the contract of `Recs` (crate::recs, indexed without bounds checks):
+// Records of the policy's own, indexed without bounds checks by numbers the policy itself
+// handed out: frame numbers it linked (each checked against the frame table when the host
+// passed it in: [`RefCore::on_hit`], [`RefCore::on_insert`], [`RefCore::remove`], and the
+// page table's answers when BP-REF pads) and block slots from its [`BlockTable`] (each below
+// the table's capacity, the length of every per-slot array), and chunk numbers from its own
+// pool (at most one partly filled chunk per bag: the pool never runs out). The eviction path
+// indexed these arrays ~100 times per eviction; each check is a compare and a branch, and the
+// length it compares with must be reloaded after every store through `&mut self`. The
+// invariants are what [`RefCore::check`] verifies after every step of the tests, which run
+// with debug assertions on, so that an index out of bounds panics there.
 
 /// Per-frame state with its two sets of links, one cache line: links 0 = the page LRU list,
 /// links 1 = its block's in-window FIFO (both `[towards MRU, towards LRU]`).
