@@ -43,6 +43,7 @@ use crate::blocks::{
     BlockSize, BlockTable, Ends, Linked, PPB_DOC, link_back, link_before, link_front, parse_ppb, unlink, walk,
 };
 use crate::params::{ParamDoc, PolicyParams};
+use crate::recs::Recs;
 use crate::replacer::{Access, EvictError, Evictions, FrameId, NIL, Pins, Replacer};
 
 // ------------------------------------------------------------------------------------------
@@ -124,12 +125,17 @@ pub struct Fab {
     ppb: u64,
     size: BlockSize,
     blocks: BlockTable,
-    blk: Vec<FabBlock>,
+    /// Block records by slot. This and the next two arrays are indexed without bounds checks
+    /// (`crate::recs`) by numbers FAB hands out itself: block slots from its [`BlockTable`]
+    /// (below the capacity every per-slot array is sized for), frame-table entries
+    /// `slot × ppb + offset` with `offset < ppb`, and bucket numbers (a block's page count, at
+    /// most `ppb`). Frame numbers from the host index `fr`, which is bounds-checked.
+    blk: Recs<FabBlock>,
     /// Frame table of each block slot: entry `slot × ppb + offset` is the frame holding that
     /// page plus one, or 0.
-    offs: Vec<u32>,
+    offs: Recs<u32>,
     /// Block slots by buffered-page count (bucket `c` = count `c`), most recent at the front.
-    bucket: Vec<Ends>,
+    bucket: Recs<Ends>,
     /// Upper bound on the largest non-empty bucket.
     max_count: u32,
     /// Accesses so far, or since the last renumbering (then starting from the live blocks).
@@ -156,7 +162,7 @@ impl Fab {
     }
 
     fn has_unpinned<P: Pins + ?Sized>(&self, slot: u32, pins: &P) -> bool {
-        self.offs[self.table(slot)].iter().any(|&e| e != 0 && !pins.is_pinned(e - 1))
+        self.offs.as_slice()[self.table(slot)].iter().any(|&e| e != 0 && !pins.is_pinned(e - 1))
     }
 
     /// Puts `slot` (in no bucket) into the bucket of its current count at the place its recency
@@ -243,7 +249,7 @@ impl Fab {
     #[cold]
     #[inline(never)]
     fn renumber(&mut self) {
-        for (cur, ends) in self.cursor.iter_mut().zip(&self.bucket) {
+        for (cur, ends) in self.cursor.iter_mut().zip(self.bucket.iter()) {
             *cur = ends.tail;
         }
         let mut stamp = 0u32;
@@ -289,10 +295,10 @@ impl Replacer for Fab {
             ppb: ppb as u64,
             size: BlockSize::new(ppb as u64),
             blocks: BlockTable::new(capacity),
-            blk: vec![FabBlock { count: 0, bucket: [NIL; 2], recency: 0 }; capacity],
+            blk: Recs(vec![FabBlock { count: 0, bucket: [NIL; 2], recency: 0 }; capacity]),
             // Zero-initialised: pages of the reservation never used are never backed.
-            offs: vec![0; capacity * ppb as usize],
-            bucket: vec![Ends::EMPTY; ppb as usize + 1],
+            offs: Recs(vec![0; capacity * ppb as usize]),
+            bucket: Recs(vec![Ends::EMPTY; ppb as usize + 1]),
             max_count: 0,
             clock: 0,
             cursor: vec![NIL; ppb as usize + 1],
@@ -444,7 +450,7 @@ impl Replacer for Fab {
         for (block, s) in self.blocks.live() {
             live[s as usize] = true;
             let mut c = 0u32;
-            for (o, &e) in self.offs[self.table(s)].iter().enumerate() {
+            for (o, &e) in self.offs.as_slice()[self.table(s)].iter().enumerate() {
                 if e == 0 {
                     continue;
                 }
@@ -474,8 +480,8 @@ impl Replacer for Fab {
             }
             total += c as usize;
         }
-        if let Some(s) =
-            (0..self.blk.len()).find(|&s| !live[s] && self.offs[self.table(s as u32)].iter().any(|&e| e != 0))
+        if let Some(s) = (0..self.blk.len())
+            .find(|&s| !live[s] && self.offs.as_slice()[self.table(s as u32)].iter().any(|&e| e != 0))
         {
             return Err(format!("fab: free block slot {s} still holds frames"));
         }
