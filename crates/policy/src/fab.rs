@@ -39,6 +39,7 @@
 //!
 //! The block table and the intrusive bucket lists come from `blocks.rs`.
 
+use crate::bits::FrameBits;
 use crate::blocks::{
     BlockSize, BlockTable, Ends, Linked, PPB_DOC, link_back, link_before, link_front, parse_ppb, unlink, walk,
 };
@@ -144,7 +145,7 @@ pub struct Fab {
     cursor: Vec<u32>,
     fr: Vec<FabFrame>,
     /// One dirty bit per frame (12.5 KB for 100,000 frames: stays in L1).
-    dirty: Vec<u64>,
+    dirty: FrameBits,
     len: usize,
 }
 
@@ -303,7 +304,7 @@ impl Replacer for Fab {
             clock: 0,
             cursor: vec![NIL; ppb as usize + 1],
             fr: vec![FabFrame::FREE; capacity],
-            dirty: vec![0; capacity.div_ceil(64)],
+            dirty: FrameBits::new(capacity),
             len: 0,
         }
     }
@@ -339,7 +340,7 @@ impl Replacer for Fab {
 
     #[inline]
     fn on_hit(&mut self, frame: FrameId, access: &Access) {
-        self.dirty[frame as usize >> 6] |= u64::from(access.kind.is_write()) << (frame & 63);
+        self.dirty.or(frame, access.kind.is_write());
         // The slot from the block table's direct map (in cache: the look-up just read it)
         // rather than from the frame record (a line the hit would read for nothing else).
         let s = match self.blocks.dense_slot(self.size.block(access.page)) {
@@ -367,8 +368,7 @@ impl Replacer for Fab {
             None => self.blocks.get_or_insert(block),
         };
         self.fr[frame as usize] = FabFrame { page: access.page, slot: s };
-        let w = &mut self.dirty[frame as usize >> 6];
-        *w = *w & !(1 << (frame & 63)) | u64::from(access.kind.is_write()) << (frame & 63);
+        self.dirty.set(frame, access.kind.is_write());
         if created {
             self.blk[s as usize].count = 0;
         } else {
@@ -430,7 +430,7 @@ impl Replacer for Fab {
     }
 
     fn is_dirty(&self, frame: FrameId) -> Option<bool> {
-        Some(self.dirty[frame as usize >> 6] >> (frame & 63) & 1 != 0)
+        Some(self.dirty.get(frame))
     }
 
     fn check_invariants(&self) -> Result<(), String> {

@@ -71,6 +71,7 @@
 //! request, one step of each of the six shadows (a miniature buffer and a simulated FTL).
 //! Allocation: none per request; a switch builds the new leader (O(C), at most once an epoch).
 
+use crate::bits::FrameBits;
 use crate::fbp::FbpConfig;
 use crate::params::{DeviceParams, DeviceProfile, FtlClass, ParamDoc, PolicyParams, parse_int};
 use crate::replacer::{Access, AccessKind, EvictError, Evictions, FrameId, Pins, Replacer};
@@ -199,7 +200,7 @@ pub struct Fbx {
     tick_shift: u32,
     /// Frames holding a page, one bit each (12.5 KiB for 100,000 frames: it stays in cache).
     /// Their dirty flags are the leader's ([`Replacer::is_dirty`]: every expert keeps them).
-    used: Vec<u64>,
+    used: FrameBits,
     /// When [`Fbx::refresh`] next clamps the ages.
     refresh_at: u64,
     /// The tick of the last [`Fbx::refresh`]: every age was clamped then, so a frame's
@@ -243,11 +244,6 @@ const AGE_REFRESH: u64 = 1 << 14;
 /// frames.
 pub fn tick_shift(capacity: usize) -> u32 {
     (16 * capacity as u64).div_ceil(u64::from(AGE_CAP)).next_power_of_two().trailing_zeros()
-}
-
-#[inline(always)]
-fn bit(v: &[u64], f: usize) -> bool {
-    v[f >> 6] >> (f & 63) & 1 != 0
 }
 
 impl Fbx {
@@ -357,7 +353,7 @@ impl Fbx {
         // in frame order).
         if self.tracking {
             for f in 0..capacity {
-                if bit(&self.used, f) {
+                if self.used.get(f as u32) {
                     let age = (tick as u16).wrapping_sub(self.last[f]);
                     self.order.push(u64::from(u16::MAX - age) << 32 | f as u64);
                 }
@@ -381,7 +377,7 @@ impl Fbx {
         // FBX takes the tracking over from a leader that kept the frames.
         let take_over = tracking && !self.tracking;
         if take_over {
-            self.used.fill(0);
+            self.used.clear();
             self.tracked = 0;
         }
         for i in 0..self.order.len() {
@@ -396,7 +392,7 @@ impl Fbx {
             if take_over {
                 self.tracked += 1;
                 self.set_page(f, page);
-                self.used[f >> 6] |= 1 << (f & 63);
+                self.used.set(f as u32, true);
                 self.last[f] = (tick as u16).wrapping_sub(age);
             }
             let dirty = self.leader.is_dirty(f as FrameId).unwrap_or(false);
@@ -437,7 +433,7 @@ impl Fbx {
         let f = frame as usize;
         self.tracked += 1;
         self.set_page(f, a.page);
-        self.used[f >> 6] |= 1 << (f & 63);
+        self.used.set(f as u32, true);
         self.touch(f, a);
     }
 
@@ -470,8 +466,8 @@ impl Fbx {
     #[inline]
     fn untrack(&mut self, frame: FrameId) {
         let f = frame as usize;
-        if f < self.page.len() && bit(&self.used, f) {
-            self.used[f >> 6] &= !(1 << (f & 63));
+        if f < self.page.len() && self.used.get(f as u32) {
+            self.used.set(f as u32, false);
             self.tracked -= 1;
         }
     }
@@ -518,7 +514,7 @@ impl Replacer for Fbx {
             wide: vec![0; capacity],
             is_wide: false,
             last: vec![0; capacity],
-            used: vec![0; capacity.div_ceil(64)],
+            used: FrameBits::new(capacity),
             refresh_at: AGE_REFRESH << tick_shift(capacity),
             refreshed: None,
             #[cfg(test)]
@@ -610,7 +606,7 @@ impl Replacer for Fbx {
     fn is_dirty(&self, frame: FrameId) -> Option<bool> {
         let f = frame as usize;
         let held = if self.tracking {
-            f < self.page.len() && bit(&self.used, f)
+            f < self.page.len() && self.used.get(f as u32)
         } else {
             self.leader.frame_record(frame).is_some()
         };
@@ -641,7 +637,7 @@ impl Replacer for Fbx {
                 self.tracked
             ));
         }
-        let used = self.used.iter().map(|w| w.count_ones() as usize).sum::<usize>();
+        let used = self.used.count_ones();
         if used != self.tracked {
             return Err(format!("{used} frames hold a page, {} counted", self.tracked));
         }

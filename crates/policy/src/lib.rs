@@ -33,6 +33,7 @@
 #![warn(missing_docs)]
 
 pub mod arc;
+pub mod bits;
 mod blocks;
 pub mod bp_ref;
 pub mod bplru;

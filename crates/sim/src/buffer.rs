@@ -17,6 +17,7 @@
 //! * `device_time_ns` = the device's simulated time for all of the above.
 
 use flashbuf_flash::{Device, DeviceError, DeviceStats};
+use flashbuf_policy::bits::FrameBits;
 use flashbuf_policy::{Access, EvictError, Evictions, FrameId, Pins, Replacer};
 use flashbuf_trace::Request;
 use serde::{Deserialize, Serialize};
@@ -45,34 +46,6 @@ impl Pins for Resident<'_> {
         if let Some(t) = self.0 {
             t.prefetch_page_of(frame);
         }
-    }
-}
-
-/// One dirty bit per frame: 12.5 KB for 100,000 frames, so it stays in L1 where a byte per
-/// frame (100 KB) did not, and a block policy's many victims each test theirs without a miss.
-#[derive(Clone, Debug)]
-struct DirtyBits(Vec<u64>);
-
-impl DirtyBits {
-    fn new(frames: usize) -> Self {
-        DirtyBits(vec![0; frames.div_ceil(64)])
-    }
-
-    #[inline(always)]
-    fn get(&self, frame: FrameId) -> bool {
-        self.0[frame as usize >> 6] >> (frame & 63) & 1 != 0
-    }
-
-    /// Sets the bit when `dirty` (keeps it otherwise).
-    #[inline(always)]
-    fn or(&mut self, frame: FrameId, dirty: bool) {
-        self.0[frame as usize >> 6] |= u64::from(dirty) << (frame & 63);
-    }
-
-    #[inline(always)]
-    fn set(&mut self, frame: FrameId, dirty: bool) {
-        let w = &mut self.0[frame as usize >> 6];
-        *w = *w & !(1 << (frame & 63)) | u64::from(dirty) << (frame & 63);
     }
 }
 
@@ -183,7 +156,7 @@ pub struct Buffer<R: Replacer, D: Device> {
     device: D,
     table: PageTable,
     frames: usize,
-    dirty: DirtyBits,
+    dirty: FrameBits,
     free: Vec<FrameId>,
     ev: Evictions,
     write_miss: WriteMiss,
@@ -219,7 +192,7 @@ impl<R: Replacer, D: Device> Buffer<R, D> {
             device,
             table,
             frames,
-            dirty: DirtyBits::new(frames),
+            dirty: FrameBits::new(frames),
             free: (0..frames as FrameId).rev().collect(),
             ev: Evictions { victims: Vec::with_capacity(64), pad: None, bypass: false },
             write_miss,
