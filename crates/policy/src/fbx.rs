@@ -502,7 +502,7 @@ impl Replacer for Fbx {
         };
         let leader = Expert::new(first, capacity, &profile, &fbp);
         Fbx {
-            compactor: Compactor::new(crate::shadow::space_blocks(space, mini, ppb), ppb),
+            compactor: Compactor::with_direct(crate::shadow::space_blocks(space, mini, ppb), ppb, mapped * 64),
             tracking: !leader.keeps_frames(),
             leader,
             scores: vec![0.0; shadows.len()],

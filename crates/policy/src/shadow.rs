@@ -237,8 +237,63 @@ pub fn device_kind(f: FtlClass) -> DeviceKind {
     }
 }
 
+/// A shadow's page table: direct-mapped over its compact space (`frame + 1` per page, 0 for
+/// none; zeroed at allocation, so only the blocks the sample has reached are backed), hashed
+/// beyond it (a caller may pass any page). A shadow is fed about one request in a hundred, so
+/// its lines have left the cache by the next one: a direct slot is one line where a hash
+/// table's look-up is two (control bytes, then the bucket).
+struct PageMap {
+    direct: Vec<u32>,
+    sparse: FxHashMap<u64, FrameId>,
+    len: usize,
+}
+
+impl PageMap {
+    fn new(direct: u64, frames: usize) -> Self {
+        // Reserved whatever the direct part, so that no request allocates.
+        let mut sparse = FxHashMap::default();
+        sparse.reserve(frames);
+        PageMap { direct: vec![0; direct as usize], sparse, len: 0 }
+    }
+
+    #[inline(always)]
+    fn get(&self, page: u64) -> Option<FrameId> {
+        if page < self.direct.len() as u64 {
+            self.direct[page as usize].checked_sub(1)
+        } else {
+            self.sparse.get(&page).copied()
+        }
+    }
+
+    #[inline(always)]
+    fn insert(&mut self, page: u64, frame: FrameId) {
+        self.len += 1;
+        if page < self.direct.len() as u64 {
+            self.direct[page as usize] = frame + 1;
+        } else {
+            self.sparse.insert(page, frame);
+        }
+    }
+
+    #[inline(always)]
+    fn remove(&mut self, page: u64) {
+        self.len -= 1;
+        if page < self.direct.len() as u64 {
+            self.direct[page as usize] = 0;
+        } else {
+            self.sparse.remove(&page);
+        }
+    }
+
+    /// Every (page, frame) pair (invariant checks).
+    fn pairs(&self) -> impl Iterator<Item = (u64, FrameId)> + '_ {
+        let direct = self.direct.iter().enumerate().filter(|&(_, &f)| f != 0).map(|(p, &f)| (p as u64, f - 1));
+        direct.chain(self.sparse.iter().map(|(&p, &f)| (p, f)))
+    }
+}
+
 /// The host side of a shadow's buffer, as its expert sees it: nothing pinned, a page table.
-struct Table<'a>(&'a FxHashMap<u64, FrameId>);
+struct Table<'a>(&'a PageMap);
 
 impl Pins for Table<'_> {
     #[inline(always)]
@@ -247,7 +302,7 @@ impl Pins for Table<'_> {
     }
     #[inline]
     fn frame_of(&self, page: u64) -> Option<FrameId> {
-        self.0.get(&page).copied()
+        self.0.get(page)
     }
 }
 
@@ -255,35 +310,74 @@ impl Pins for Table<'_> {
 /// device of `space_blocks` blocks; beyond that, blocks share a device block by hash. Every
 /// shadow of a run sees the same sampled requests, so one compactor serves them all.
 pub struct Compactor {
+    /// Compact block + 1 of each trace block below its length (0: not met yet), as
+    /// [`Compactor::with_direct`] asks: one load instead of a hash look-up.
+    direct: Vec<u32>,
+    /// The compact blocks of trace blocks beyond `direct`.
     blocks: FxHashMap<u64, u64>,
+    /// Compact blocks handed out so far.
+    assigned: u64,
     space_blocks: u64,
     ppb: u64,
+    /// `log2(ppb)` when `ppb` is a power of two.
+    shift: Option<u32>,
 }
 
 impl Compactor {
     /// A compactor for blocks of `ppb` pages (at least 1) into `space_blocks` device blocks (at
     /// least 1); its map is reserved for them now.
     pub fn new(space_blocks: u64, ppb: u64) -> Self {
+        Self::with_direct(space_blocks, ppb, 0)
+    }
+
+    /// [`Compactor::new`], with the trace's blocks below `direct_blocks` numbered through an
+    /// array (4 bytes a block, zeroed: only the lines of the blocks met are backed) instead of
+    /// the hash map: the same numbers.
+    pub fn with_direct(space_blocks: u64, ppb: u64, direct_blocks: u64) -> Self {
         let space_blocks = space_blocks.max(1);
+        let direct_blocks = if space_blocks < u64::from(u32::MAX) { direct_blocks } else { 0 };
         let mut blocks = FxHashMap::default();
         blocks.reserve(space_blocks as usize);
-        Compactor { blocks, space_blocks, ppb: ppb.max(1) }
+        let ppb = ppb.max(1);
+        Compactor {
+            direct: vec![0; direct_blocks as usize],
+            blocks,
+            assigned: 0,
+            space_blocks,
+            ppb,
+            shift: ppb.is_power_of_two().then(|| ppb.trailing_zeros()),
+        }
     }
 
     /// The compact page standing for the sampled `page`.
     #[inline]
     pub fn compact(&mut self, page: u64) -> u64 {
-        let block = page / self.ppb;
-        let n = self.blocks.len() as u64;
-        let b = if let Some(&b) = self.blocks.get(&block) {
+        let (block, offset) = match self.shift {
+            Some(s) => (page >> s, page & (self.ppb - 1)),
+            None => (page / self.ppb, page % self.ppb),
+        };
+        let n = self.assigned;
+        let b = if block < self.direct.len() as u64 {
+            let d = &mut self.direct[block as usize];
+            if *d != 0 {
+                u64::from(*d - 1)
+            } else if n < self.space_blocks {
+                *d = n as u32 + 1;
+                self.assigned += 1;
+                n
+            } else {
+                crate::fbx::mix(block) % self.space_blocks
+            }
+        } else if let Some(&b) = self.blocks.get(&block) {
             b
         } else if n < self.space_blocks {
             self.blocks.insert(block, n);
+            self.assigned += 1;
             n
         } else {
             crate::fbx::mix(block) % self.space_blocks
         };
-        b * self.ppb + page % self.ppb
+        b * self.ppb + offset
     }
 }
 
@@ -299,7 +393,7 @@ pub fn space_blocks(space_blocks: Option<u64>, frames: usize, ppb: u64) -> u64 {
 pub struct Shadow {
     expert: Expert,
     device: AnyDevice,
-    table: FxHashMap<u64, FrameId>,
+    table: PageMap,
     page: Vec<u64>,
     dirty: Vec<bool>,
     free: Vec<FrameId>,
@@ -345,8 +439,8 @@ impl Shadow {
                 true,
             ),
         };
-        let mut table = FxHashMap::default();
-        table.reserve(frames);
+        // Compact pages are below `logical` (the space's blocks; [`Compactor`]).
+        let table = PageMap::new(space_blocks.saturating_mul(ppb).min(1 << 31), frames);
         Shadow {
             expert: Expert::new(kind, frames, d, fbp),
             device,
@@ -450,7 +544,7 @@ impl Shadow {
         }
         self.requests += 1;
         let page = a.page;
-        if let Some(&f) = self.table.get(&page) {
+        if let Some(f) = self.table.get(page) {
             if a.kind.is_write() && !self.dirty[f as usize] {
                 self.dirty[f as usize] = true;
                 self.dirty_frames += 1;
@@ -471,7 +565,7 @@ impl Shadow {
             }
             if let Some(pad) = out.pad {
                 for p in pad.first_page..pad.first_page + u64::from(pad.pages) {
-                    if self.table.contains_key(&p) {
+                    if self.table.get(p).is_some() {
                         self.write(p);
                     } else {
                         self.read(p);
@@ -490,7 +584,7 @@ impl Shadow {
                 if self.dirty[v] && !in_pad {
                     self.write(p);
                 }
-                self.table.remove(&p);
+                self.table.remove(p);
                 self.dirty_frames -= u64::from(self.dirty[v]);
                 self.page[v] = u64::MAX;
                 self.dirty[v] = false;
@@ -530,21 +624,79 @@ impl Shadow {
         if dirty != self.dirty_frames {
             return Err(format!("shadow {}: {dirty} dirty frames, {} counted", self.kind().name(), self.dirty_frames));
         }
-        if used != self.table.len() || used != self.expert.len() || used + self.free.len() != self.page.len() {
+        if used != self.table.len || used != self.expert.len() || used + self.free.len() != self.page.len() {
             return Err(format!(
                 "shadow {}: {used} frames used, {} in the page table, {} tracked by the expert, {} free of {}",
                 self.kind().name(),
-                self.table.len(),
+                self.table.len,
                 self.expert.len(),
                 self.free.len(),
                 self.page.len()
             ));
         }
-        for (&p, &f) in &self.table {
+        for (p, f) in self.table.pairs() {
             if self.page.get(f as usize) != Some(&p) {
                 return Err(format!("shadow {}: page {p} maps to frame {f}, which holds another", self.kind().name()));
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{RngExt, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    #[test]
+    fn a_direct_compactor_numbers_blocks_as_the_hashed_one() {
+        // Blocks below and beyond the direct part, more of them than the space holds (the
+        // overflow shares blocks by hash), ppb a power of two and not.
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        for (ppb, space, direct) in [(64, 40, 100), (4, 200, 64), (3, 50, 1000), (1, 10, 5)] {
+            let mut hashed = Compactor::new(space, ppb);
+            let mut mapped = Compactor::with_direct(space, ppb, direct);
+            for _ in 0..5000 {
+                let page = if rng.random::<bool>() {
+                    rng.random_range(0..direct * ppb)
+                } else {
+                    rng.random_range(0..4 * direct * ppb)
+                };
+                assert_eq!(mapped.compact(page), hashed.compact(page), "ppb {ppb}, page {page}");
+            }
+            assert_eq!(mapped.assigned, space);
+        }
+    }
+
+    #[test]
+    fn a_page_map_answers_as_a_hash_map() {
+        let mut rng = ChaCha8Rng::seed_from_u64(6);
+        let mut m = PageMap::new(500, 64);
+        let mut model: FxHashMap<u64, FrameId> = FxHashMap::default();
+        let mut free: Vec<FrameId> = (0..64).collect();
+        for _ in 0..20_000 {
+            let page = rng.random_range(0..1000u64);
+            assert_eq!(m.get(page), model.get(&page).copied(), "page {page}");
+            match model.get(&page).copied() {
+                Some(f) => {
+                    m.remove(page);
+                    model.remove(&page);
+                    free.push(f);
+                }
+                None => {
+                    if let Some(f) = free.pop() {
+                        m.insert(page, f);
+                        model.insert(page, f);
+                    }
+                }
+            }
+            assert_eq!(m.len, model.len());
+        }
+        let mut pairs: Vec<(u64, FrameId)> = m.pairs().collect();
+        let mut want: Vec<(u64, FrameId)> = model.into_iter().collect();
+        pairs.sort_unstable();
+        want.sort_unstable();
+        assert_eq!(pairs, want);
     }
 }
