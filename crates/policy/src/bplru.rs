@@ -154,11 +154,21 @@ impl Bplru {
         }
     }
 
-    /// Points the cursor at the first page of the LRU block.
+    /// Points the cursor at the first page of the LRU block, and prefetches what evicting that
+    /// block reads besides its pages, about an eviction ahead: its block number (releasing its
+    /// slot reads it first) and the record of the block behind it (the unlink writes it, and
+    /// it is the next LRU block).
     #[inline]
     fn restart_cursor(&self) {
         let t = self.lru.tail;
-        let head = if t == NIL { NIL } else { self.blk[t as usize].pages.head };
+        let head = if t == NIL {
+            NIL
+        } else {
+            let b = &self.blk[t as usize];
+            self.blocks.prefetch_key(t);
+            crate::blocks::prefetch(&self.blk, b.lru[0] as usize);
+            b.pages.head
+        };
         self.cursor.set(head);
         crate::blocks::prefetch(&self.fr, head as usize);
     }
