@@ -86,6 +86,10 @@ pub const DECAY: f64 = 0.75;
 /// A challenger must score this fraction below the leader to take over.
 pub const HYSTERESIS: f64 = 0.05;
 
+/// Sampled requests queued for the shadows: each is simulated this many sampled requests after
+/// it came, its lines prefetched in two stages meanwhile ([`Fbx::flush_shadows`]).
+pub const PIPELINE: usize = 2;
+
 /// Blocks whose sampling is precomputed in a bit map (32 KiB; 16 Mi pages of 64-page blocks;
 /// the device's blocks when fewer): beyond them, the hash is computed per request.
 pub const SAMPLE_MAP_BLOCKS: u64 = 1 << 18;
@@ -225,6 +229,10 @@ pub struct Fbx {
     /// as the hash, precomputed: a load from a small array instead of a hash per request).
     sample_map: Vec<u64>,
     epoch_len: u64,
+    /// Sampled requests (compact pages) waiting for the shadows, oldest first
+    /// ([`Fbx::feed_sampled`]).
+    queue: [Access; PIPELINE],
+    queued: usize,
     owed_ns: f64,
     in_epoch: u64,
     epochs: u64,
@@ -262,7 +270,9 @@ impl Fbx {
         self.epochs
     }
 
-    /// The shadows, in [`ExpertKind::ALL`] order.
+    /// The shadows, in [`ExpertKind::ALL`] order, as of the last sampled request they have
+    /// simulated: up to [`PIPELINE`] sampled requests may be queued ([`Fbx::flush_shadows`]
+    /// simulates them; an epoch's end does).
     pub fn shadows(&self) -> &[Shadow] {
         &self.shadows
     }
@@ -292,21 +302,63 @@ impl Fbx {
     #[inline(always)]
     fn feed(&mut self, a: &Access) {
         if self.sampled(a.page) {
-            self.feed_sampled(a);
+            self.feed_sampled(a.page, a.kind, a.time, a.next_use);
         }
     }
 
-    /// One step of every shadow (about one request in `1 / R`).
+    /// Queues a sampled request for the shadows (about one request in `1 / R`; the fields are
+    /// passed apart so that the hit path need not build an [`Access`] in memory).
+    ///
+    /// The shadows simulate each sampled request [`PIPELINE`] sampled requests after it came:
+    /// meanwhile its page-table slots, then the expert records that they name, are brought
+    /// into cache. Each shadow still sees the same requests in the same order, and nothing
+    /// reads a shadow before [`Fbx::flush_shadows`] has simulated every queued request (the
+    /// end of an epoch does it first), so every score and switch is what simulating each
+    /// request at once gives.
     #[inline(never)]
-    fn feed_sampled(&mut self, a: &Access) {
-        let a = Access { page: self.compactor.compact(a.page), ..*a };
-        for s in &mut self.shadows {
-            s.access(&a);
-        }
+    fn feed_sampled(&mut self, page: u64, kind: AccessKind, time: u64, next_use: u64) {
+        let a = Access { page: self.compactor.compact(page), kind, time, next_use };
         self.in_epoch += 1;
         if self.in_epoch >= self.epoch_len {
+            self.flush_shadows();
+            for s in &mut self.shadows {
+                s.access(&a);
+            }
             self.end_epoch(a.time);
+            return;
         }
+        if self.queued == PIPELINE {
+            let oldest = self.queue[0];
+            for s in &mut self.shadows {
+                s.access(&oldest);
+            }
+            self.queue.copy_within(1.., 0);
+            self.queued -= 1;
+        }
+        // Second stage for the request queued before: its slots have arrived.
+        if self.queued > 0 {
+            let p = self.queue[self.queued - 1].page;
+            for s in &self.shadows {
+                s.prefetch_frame(p);
+            }
+        }
+        for s in &self.shadows {
+            s.prefetch(a.page);
+        }
+        self.queue[self.queued] = a;
+        self.queued += 1;
+    }
+
+    /// Simulates every sampled request still queued for the shadows ([`Fbx::feed_sampled`]):
+    /// afterwards [`Fbx::shadows`] describe every sampled request seen.
+    pub fn flush_shadows(&mut self) {
+        for i in 0..self.queued {
+            let a = self.queue[i];
+            for s in &mut self.shadows {
+                s.access(&a);
+            }
+        }
+        self.queued = 0;
     }
 
     #[cold]
@@ -527,6 +579,8 @@ impl Replacer for Fbx {
             limit,
             sample_map,
             epoch_len: EPOCH_BUFFERS * mini as u64,
+            queue: [Access::new(0, AccessKind::Read, 0); PIPELINE],
+            queued: 0,
             owed_ns: crate::fbp::write_cost_us(&profile) * 1e3,
             in_epoch: 0,
             epochs: 0,
@@ -702,6 +756,7 @@ mod tests {
                 break;
             }
             assert_eq!(a.misses, b.misses);
+            a.policy.flush_shadows();
             assert_eq!(a.policy.shadows()[0].misses, b.misses);
         }
     }
@@ -910,6 +965,45 @@ mod tests {
         // Ages were clamped while BPLRU led (refreshes every 16,384 requests).
         assert!(a.policy.refreshed.is_some());
         assert_eq!(a.policy.switches(), plan.len() as u64);
+    }
+
+    #[test]
+    fn queued_shadows_score_and_switch_as_shadows_fed_at_once() {
+        // Two FBX buffers on every device class, one of them flushing its shadows' queue after
+        // every request (each sampled request simulated at once). Sampling at 1/4 (capacity 64
+        // with 4-page blocks), so that the queue holds requests between sampled ones. Same
+        // decisions, epochs, scores and switches; after a last flush, the same shadows.
+        let mut switches = 0;
+        for ftl in ["ideal", "page", "log", "shared-log"] {
+            let mut c = config(ftl);
+            c.set("ppb", "4").unwrap();
+            let reqs = zipfish(40_000, 3000, 0.4, 11);
+            let mut a = Harness::<Fbx>::new(256, c.clone());
+            let mut b = Harness::<Fbx>::new(256, c);
+            a.checking = false;
+            b.checking = false;
+            assert!(a.policy.rate() < 1.0);
+            let mut queued = 0;
+            for (i, &(p, k)) in reqs.iter().enumerate() {
+                assert_eq!(a.access(p, k, crate::NEVER), b.access(p, k, crate::NEVER), "{ftl}, request {i}");
+                b.policy.flush_shadows();
+                queued = queued.max(a.policy.queued);
+                assert_eq!(a.policy.epochs(), b.policy.epochs(), "{ftl}, request {i}");
+                assert_eq!(a.policy.switches(), b.policy.switches(), "{ftl}, request {i}");
+                assert_eq!(a.policy.scores(), b.policy.scores(), "{ftl}, request {i}");
+            }
+            assert_eq!(queued, PIPELINE, "{ftl}");
+            assert!(a.policy.epochs() > 10, "{ftl}");
+            switches += a.policy.switches();
+            a.policy.flush_shadows();
+            for (x, y) in a.policy.shadows().iter().zip(b.policy.shadows()) {
+                assert_eq!((x.requests, x.misses), (y.requests, y.misses), "{ftl}");
+                assert_eq!(x.cost_ns(), y.cost_ns(), "{ftl}");
+            }
+            a.check().unwrap();
+            b.check().unwrap();
+        }
+        assert!(switches > 0);
     }
 
     #[test]

@@ -537,6 +537,28 @@ impl Shadow {
         }
     }
 
+    /// Hints that an access to compact `page` comes (changes nothing): its page-table slot
+    /// and the expert's own entry for it ([`Replacer::prefetch`]) are brought into cache. A
+    /// shadow is fed about one request in a hundred, so its lines have left the cache between
+    /// two of its accesses; [`crate::fbx::Fbx`] names each sampled page a few sampled requests
+    /// before simulating it.
+    #[inline]
+    pub fn prefetch(&self, page: u64) {
+        if page < self.table.direct.len() as u64 {
+            crate::blocks::prefetch(&self.table.direct, page as usize);
+        }
+        self.expert.prefetch(page);
+    }
+
+    /// After [`Shadow::prefetch`] of `page` (its slot has arrived): the expert's record of the
+    /// frame holding it, if any ([`Replacer::prefetch_frame`]). Changes nothing.
+    #[inline]
+    pub fn prefetch_frame(&self, page: u64) {
+        if let Some(f) = self.table.get(page) {
+            self.expert.prefetch_frame(f);
+        }
+    }
+
     /// Simulates one sampled request (`a.page` is a compact page: [`Compactor::compact`]).
     pub fn access(&mut self, a: &Access) {
         if self.failed {
