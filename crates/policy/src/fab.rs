@@ -24,8 +24,8 @@
 //!
 //! State: count buckets of blocks (bucket `c` holds the blocks with `c` buffered pages, most
 //! recently accessed at the front); one record per block (page count, bucket links, recency);
-//! one per frame (page, block slot), written at insertion only; a dirty bit per frame; and a frame
-//! table per block slot, indexed by page offset. The frame tables map every buffered page to its
+//! one per frame (page, block slot, dirty flag), written at insertion and on a write hit; and a
+//! frame table per block slot, indexed by page offset. The frame tables map every buffered page to its
 //! frame exactly, so the simulator looks pages up there instead of in a page table of its own
 //! ([`Replacer::KEEPS_PAGE_MAP`]). Hits and insertions are O(1); a block eviction
 //! scans its block's `ppb` table entries, which yields the victims already in page order and
@@ -39,7 +39,6 @@
 //!
 //! The block table and the intrusive bucket lists come from `blocks.rs`.
 
-use crate::bits::FrameBits;
 use crate::blocks::{
     BlockSize, BlockTable, Ends, Linked, PPB_DOC, link_back, link_before, parse_ppb, unlink, walk,
 };
@@ -70,6 +69,23 @@ fn nonzero_mask(chunk: &[u32]) -> u32 {
         }
     }
     chunk.iter().enumerate().fold(0, |m, (j, &e)| m | u32::from(e != 0) << j)
+}
+
+/// Hints the CPU to bring record `i` of one of FAB's arrays into cache, for a number FAB handed
+/// out itself (a live block slot and its table entries: see [`Fab::blk`]), so without the bounds
+/// test of `blocks::prefetch` (two per request).
+#[inline(always)]
+fn prefetch_own<T>(v: &[T], i: usize) {
+    debug_assert!(i < v.len(), "record {i} of {}", v.len());
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: `i` is below the length (the `Recs` contract), so the pointer stays in `v`; a
+    // prefetch never faults or writes.
+    unsafe {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        _mm_prefetch::<_MM_HINT_T0>(v.as_ptr().add(i) as *const i8);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (v, i);
 }
 
 /// Record `i` of a slice taken from one of FAB's [`Recs`] arrays, without a bounds check: for
@@ -141,8 +157,11 @@ impl Linked<0> for FabBlock {
     }
 }
 
-/// Per-frame state of FAB, written at insertion only (a hit finds its block slot through the
-/// block table and keeps its dirty bit in [`Fab::dirty`]: it touches no frame record).
+/// Per-frame state of FAB, written at insertion; a hit finds its block slot through the block
+/// table and reads no frame record, a write hit only stores the dirty flag. The flag rides in
+/// the record's padding: the insertion writes it with the record, where a separate bit array
+/// costs an access to a line of its own (out of L1 by then: the frame was last touched when its
+/// page came in).
 #[derive(Clone, Copy, Debug)]
 struct FabFrame {
     /// Page of the frame's last insertion.
@@ -150,10 +169,12 @@ struct FabFrame {
     /// Block slot of the frame's last insertion, or NIL when it never held a page; the frame
     /// is tracked only while that slot's frame table files it ([`Fab::tracks`]).
     slot: u32,
+    /// Written since its insertion (for [`Replacer::is_dirty`]: FBX hands it over).
+    dirty: bool,
 }
 
 impl FabFrame {
-    const FREE: FabFrame = FabFrame { page: 0, slot: NIL };
+    const FREE: FabFrame = FabFrame { page: 0, slot: NIL, dirty: false };
 }
 
 /// The FAB policy.
@@ -180,8 +201,6 @@ pub struct Fab {
     /// Scratch for [`Fab::renumber`]: one cursor per count bucket (allocated once).
     cursor: Vec<u32>,
     fr: Vec<FabFrame>,
-    /// One dirty bit per frame (12.5 KB for 100,000 frames: stays in L1).
-    dirty: FrameBits,
     len: usize,
 }
 
@@ -353,7 +372,6 @@ impl Replacer for Fab {
             clock: 0,
             cursor: vec![NIL; ppb as usize + 1],
             fr: vec![FabFrame::FREE; capacity],
-            dirty: FrameBits::new(capacity),
             len: 0,
         }
     }
@@ -382,15 +400,17 @@ impl Replacer for Fab {
     #[inline(always)]
     fn prefetch(&self, page: u64) {
         if let Some(s) = self.blocks.dense_slot(self.size.block(page)) {
-            crate::blocks::prefetch(&self.blk, s as usize);
-            crate::blocks::prefetch(&self.offs, self.entry(s, page));
+            prefetch_own(&self.blk, s as usize);
+            prefetch_own(&self.offs, self.entry(s, page));
         }
     }
 
     // Inlined into the simulator's request loop (no call on a hit).
     #[inline(always)]
     fn on_hit(&mut self, frame: FrameId, access: &Access) {
-        self.dirty.or(frame, access.kind.is_write());
+        if access.kind.is_write() {
+            self.fr[frame as usize].dirty = true;
+        }
         // The slot from the block table's direct map (in cache: the look-up just read it)
         // rather than from the frame record (a line the hit would read for nothing else).
         let s = match self.blocks.dense_slot(self.size.block(access.page)) {
@@ -435,8 +455,7 @@ impl Replacer for Fab {
             None => self.blocks.get_or_insert(block),
         };
         let i = s as usize * self.ppb as usize + offset as usize;
-        self.fr[frame as usize] = FabFrame { page, slot: s };
-        self.dirty.set(frame, access.kind.is_write());
+        self.fr[frame as usize] = FabFrame { page, slot: s, dirty: access.kind.is_write() };
         debug_assert_eq!(self.offs[i], 0, "page {page} inserted twice");
         self.offs[i] = frame + 1;
         // The block moves from the bucket of its old count (none for a new block) to the front
@@ -519,7 +538,7 @@ impl Replacer for Fab {
     }
 
     fn is_dirty(&self, frame: FrameId) -> Option<bool> {
-        Some(self.dirty.get(frame))
+        Some(self.fr[frame as usize].dirty)
     }
 
     fn check_invariants(&self) -> Result<(), String> {

@@ -299,7 +299,9 @@ impl<R: Replacer, D: Device> Buffer<R, D> {
         if !R::KEEPS_PAGE_MAP {
             self.table.insert(req.page, frame);
         }
-        self.dirty.set(frame, is_write);
+        // A free frame is clean (its bit was cleared when it was freed): only a write sets it.
+        debug_assert!(!self.dirty.get(frame), "free frame {frame} is dirty");
+        self.dirty.or(frame, is_write);
         self.policy.on_insert(frame, &access);
         Ok(false)
     }
