@@ -31,6 +31,15 @@ impl FrameBits {
         *w = *w & !(1 << (i & 63)) | u64::from(on) << (i & 63);
     }
 
+    /// Bit `i`, cleared (one word read and written, where `get` then `set` index it twice).
+    #[inline(always)]
+    pub fn take(&mut self, i: u32) -> bool {
+        let w = &mut self.0[i as usize >> 6];
+        let on = *w >> (i & 63) & 1 != 0;
+        *w &= !(1 << (i & 63));
+        on
+    }
+
     /// The number of bits set.
     pub fn count_ones(&self) -> usize {
         self.0.iter().map(|w| w.count_ones() as usize).sum()
@@ -59,7 +68,7 @@ mod tests {
                     0 => { bits.or(i, on); model[i as usize] |= on; }
                     1 => { bits.set(i, on); model[i as usize] = on; }
                     2 => { bits.clear(); model.fill(false); }
-                    _ => {}
+                    _ => { prop_assert_eq!(bits.take(i), model[i as usize]); model[i as usize] = false; }
                 }
                 prop_assert_eq!(bits.count_ones(), model.iter().filter(|&&m| m).count());
                 for (j, &m) in model.iter().enumerate() {

@@ -24,8 +24,8 @@
 //!
 //! State: count buckets of blocks (bucket `c` holds the blocks with `c` buffered pages, most
 //! recently accessed at the front); one record per block (page count, bucket links, recency);
-//! one per frame (page, block slot), written at insertion only; a dirty bit per frame; and a frame
-//! table per block slot, indexed by page offset. The frame tables map every buffered page to its
+//! one per frame (page, block slot, dirty flag), written at insertion and on a write hit; and a
+//! frame table per block slot, indexed by page offset. The frame tables map every buffered page to its
 //! frame exactly, so the simulator looks pages up there instead of in a page table of its own
 //! ([`Replacer::KEEPS_PAGE_MAP`]). Hits and insertions are O(1); a block eviction
 //! scans its block's `ppb` table entries, which yields the victims already in page order and
@@ -39,13 +39,65 @@
 //!
 //! The block table and the intrusive bucket lists come from `blocks.rs`.
 
-use crate::bits::FrameBits;
 use crate::blocks::{
-    BlockSize, BlockTable, Ends, Linked, PPB_DOC, link_back, link_before, link_front, parse_ppb, unlink, walk,
+    BlockSize, BlockTable, Ends, Linked, PPB_DOC, link_back, link_before, parse_ppb, unlink, walk,
 };
 use crate::params::{ParamDoc, PolicyParams};
 use crate::recs::Recs;
 use crate::replacer::{Access, EvictError, Evictions, FrameId, NIL, Pins, Replacer};
+
+/// Bit `j` set for each non-zero `chunk[j]` (at most 16 entries). A full chunk takes four
+/// vector compares and one byte mask (SSE2, part of every x86-64), where a loop over the entries
+/// takes a compare and a branch each.
+#[inline(always)]
+fn nonzero_mask(chunk: &[u32]) -> u32 {
+    #[cfg(target_arch = "x86_64")]
+    if let Ok(a) = <&[u32; 16]>::try_from(chunk) {
+        use std::arch::x86_64::{
+            __m128i, _mm_cmpeq_epi32, _mm_loadu_si128, _mm_movemask_epi8, _mm_packs_epi16, _mm_packs_epi32,
+            _mm_setzero_si128,
+        };
+        let p = a.as_ptr() as *const __m128i;
+        // SAFETY: SSE2 is part of the x86-64 baseline; the four unaligned loads read exactly
+        // the 16 entries of `a`.
+        unsafe {
+            let z = _mm_setzero_si128();
+            let e = |k: usize| _mm_cmpeq_epi32(_mm_loadu_si128(p.add(k)), z);
+            // Lanes of -1 (empty) and 0 saturate to bytes of -1 and 0, in entry order.
+            let w = _mm_packs_epi16(_mm_packs_epi32(e(0), e(1)), _mm_packs_epi32(e(2), e(3)));
+            return !(_mm_movemask_epi8(w) as u32) & 0xFFFF;
+        }
+    }
+    chunk.iter().enumerate().fold(0, |m, (j, &e)| m | u32::from(e != 0) << j)
+}
+
+/// Hints the CPU to bring record `i` of one of FAB's arrays into cache, for a number FAB handed
+/// out itself (a live block slot and its table entries: see [`Fab::blk`]), so without the bounds
+/// test of `blocks::prefetch` (two per request).
+#[inline(always)]
+fn prefetch_own<T>(v: &[T], i: usize) {
+    debug_assert!(i < v.len(), "record {i} of {}", v.len());
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: `i` is below the length (the `Recs` contract), so the pointer stays in `v`; a
+    // prefetch never faults or writes.
+    unsafe {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        _mm_prefetch::<_MM_HINT_T0>(v.as_ptr().add(i) as *const i8);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (v, i);
+}
+
+/// Record `i` of a slice taken from one of FAB's [`Recs`] arrays, without a bounds check: for
+/// the numbers FAB hands out itself (see [`Fab::blk`]). A local slice keeps the array's address
+/// in a register across the stores through it, where `Recs` indexing through `&mut self`
+/// reloads it after each.
+#[inline(always)]
+fn own<T>(v: &mut [T], i: u32) -> &mut T {
+    debug_assert!((i as usize) < v.len(), "record {i} of {}", v.len());
+    // SAFETY: as for `Recs`' index: `i` is a number FAB handed out, below the length.
+    unsafe { v.get_unchecked_mut(i as usize) }
+}
 
 // ------------------------------------------------------------------------------------------
 // FAB
@@ -105,8 +157,11 @@ impl Linked<0> for FabBlock {
     }
 }
 
-/// Per-frame state of FAB, written at insertion only (a hit finds its block slot through the
-/// block table and keeps its dirty bit in [`Fab::dirty`]: it touches no frame record).
+/// Per-frame state of FAB, written at insertion; a hit finds its block slot through the block
+/// table and reads no frame record, a write hit only stores the dirty flag. The flag rides in
+/// the record's padding: the insertion writes it with the record, where a separate bit array
+/// costs an access to a line of its own (out of L1 by then: the frame was last touched when its
+/// page came in).
 #[derive(Clone, Copy, Debug)]
 struct FabFrame {
     /// Page of the frame's last insertion.
@@ -114,10 +169,12 @@ struct FabFrame {
     /// Block slot of the frame's last insertion, or NIL when it never held a page; the frame
     /// is tracked only while that slot's frame table files it ([`Fab::tracks`]).
     slot: u32,
+    /// Written since its insertion (for [`Replacer::is_dirty`]: FBX hands it over).
+    dirty: bool,
 }
 
 impl FabFrame {
-    const FREE: FabFrame = FabFrame { page: 0, slot: NIL };
+    const FREE: FabFrame = FabFrame { page: 0, slot: NIL, dirty: false };
 }
 
 /// The FAB policy.
@@ -144,8 +201,6 @@ pub struct Fab {
     /// Scratch for [`Fab::renumber`]: one cursor per count bucket (allocated once).
     cursor: Vec<u32>,
     fr: Vec<FabFrame>,
-    /// One dirty bit per frame (12.5 KB for 100,000 frames: stays in L1).
-    dirty: FrameBits,
     len: usize,
 }
 
@@ -189,30 +244,43 @@ impl Fab {
     fn evict_block<P: Pins + ?Sized>(&mut self, slot: u32, pins: &P, out: &mut Evictions) {
         let c = self.blk[slot as usize].count;
         unlink::<0, _, _>(&mut self.blk, &mut self.bucket[c as usize], slot);
-        // Scanning the table by offset yields the victims in page order.
-        let (mut seen, mut evicted) = (0, 0);
-        for i in self.table(slot) {
-            let e = self.offs[i];
-            if e == 0 {
-                continue;
+        // Scanning the table by offset yields the victims in page order. The entries are
+        // tested 16 at a time (a mask of the non-empty ones: vector compares, no branch per
+        // entry) and only the buffered ones are visited, so the scan costs about the victims it
+        // finds rather than `ppb` compares and branches (a victim block holds ~16 of its 64).
+        let base = slot as usize * self.ppb as usize;
+        let table = &mut self.offs.0[base..base + self.ppb as usize];
+        out.victims.reserve(c as usize);
+        let spare = out.victims.spare_capacity_mut();
+        let (mut seen, mut evicted) = (0, 0usize);
+        for chunk in table.chunks_mut(16) {
+            let mut m = nonzero_mask(chunk);
+            while m != 0 {
+                let j = m.trailing_zeros() as usize;
+                m &= m - 1;
+                seen += 1;
+                let f = chunk[j] - 1;
+                if !pins.is_pinned(f) {
+                    // The frame's record keeps its slot and page: `tracks` tells from the
+                    // table that it is no longer filed there. Not writing it spares a store
+                    // per victim into a random line; the prefetches let the next insertions
+                    // into these frames (LIFO reuse: the next few misses) and the host's own
+                    // look-ups hit.
+                    chunk[j] = 0;
+                    crate::blocks::prefetch(&self.fr, f as usize);
+                    pins.prefetch_victim(f);
+                    spare[evicted].write(f);
+                    evicted += 1;
+                }
             }
-            let f = e - 1;
-            if !pins.is_pinned(f) {
-                // The frame's record keeps its slot and page: `tracks` tells from the table
-                // that it is no longer filed there. Not writing it spares a store per victim
-                // into a random line; the prefetches let the next insertions into these frames
-                // (LIFO reuse: the next few misses) and the host's own look-ups hit.
-                self.offs[i] = 0;
-                crate::blocks::prefetch(&self.fr, f as usize);
-                pins.prefetch_victim(f);
-                out.victims.push(f);
-                evicted += 1;
-            }
-            seen += 1;
             if seen == c {
                 break;
             }
         }
+        // SAFETY: the first `evicted` spare elements were written just above (at most `c`, the
+        // block's buffered pages, for which room was reserved).
+        unsafe { out.victims.set_len(out.victims.len() + evicted) };
+        let evicted = evicted as u32;
         self.blk[slot as usize].count -= evicted;
         self.len -= evicted as usize;
         self.reposition(slot);
@@ -304,7 +372,6 @@ impl Replacer for Fab {
             clock: 0,
             cursor: vec![NIL; ppb as usize + 1],
             fr: vec![FabFrame::FREE; capacity],
-            dirty: FrameBits::new(capacity),
             len: 0,
         }
     }
@@ -333,14 +400,17 @@ impl Replacer for Fab {
     #[inline(always)]
     fn prefetch(&self, page: u64) {
         if let Some(s) = self.blocks.dense_slot(self.size.block(page)) {
-            crate::blocks::prefetch(&self.blk, s as usize);
-            crate::blocks::prefetch(&self.offs, self.entry(s, page));
+            prefetch_own(&self.blk, s as usize);
+            prefetch_own(&self.offs, self.entry(s, page));
         }
     }
 
-    #[inline]
+    // Inlined into the simulator's request loop (no call on a hit).
+    #[inline(always)]
     fn on_hit(&mut self, frame: FrameId, access: &Access) {
-        self.dirty.or(frame, access.kind.is_write());
+        if access.kind.is_write() {
+            self.fr[frame as usize].dirty = true;
+        }
         // The slot from the block table's direct map (in cache: the look-up just read it)
         // rather than from the frame record (a line the hit would read for nothing else).
         let s = match self.blocks.dense_slot(self.size.block(access.page)) {
@@ -348,41 +418,79 @@ impl Replacer for Fab {
             None => self.fr[frame as usize].slot,
         };
         let now = self.tick();
-        let b = &mut self.blk[s as usize];
+        let (blk, bucket) = (&mut self.blk.0[..], &mut self.bucket.0[..]);
+        let b = own(blk, s);
         b.recency = now;
-        let c = b.count as usize;
-        if self.bucket[c].head != s {
-            unlink::<0, _, _>(&mut self.blk, &mut self.bucket[c], s);
-            link_front::<0, _, _>(&mut self.blk, &mut self.bucket[c], s);
+        let [p, q] = b.bucket;
+        let ends = own(bucket, b.count);
+        let h = ends.head;
+        if h != s {
+            // To the front of its own bucket. Not the head, so it has a predecessor `p`, and
+            // the head `h` is another block: no end but perhaps the tail changes, nor the length.
+            b.bucket = [NIL, h];
+            own(blk, p).bucket[1] = q;
+            if q != NIL {
+                own(blk, q).bucket[0] = p;
+            } else {
+                ends.tail = p;
+            }
+            own(blk, h).bucket[0] = s;
+            ends.head = s;
         }
     }
 
-    #[inline]
+    // Inlined into the simulator's miss path (FAB inserts on 78% of requests): no call, and the
+    // access's fields stay in registers.
+    #[inline(always)]
     fn on_insert(&mut self, frame: FrameId, access: &Access) {
         // Before any relink: a renumbering walks the buckets, whose blocks are then all placed.
         let now = self.tick();
-        let block = self.size.block(access.page);
+        let page = access.page;
+        // Both halves of the page number before any store (after one, the block size would be
+        // read again).
+        let (block, offset) = (self.size.block(page), self.size.offset(page));
         // A live block with a direct-mapped number (the usual case) without the call.
         let (s, created) = match self.blocks.dense_slot(block) {
             Some(s) => (s, false),
             None => self.blocks.get_or_insert(block),
         };
-        self.fr[frame as usize] = FabFrame { page: access.page, slot: s };
-        self.dirty.set(frame, access.kind.is_write());
-        if created {
-            self.blk[s as usize].count = 0;
-        } else {
-            let c = self.blk[s as usize].count as usize;
-            unlink::<0, _, _>(&mut self.blk, &mut self.bucket[c], s);
-        }
-        let i = self.entry(s, access.page);
-        debug_assert_eq!(self.offs[i], 0, "page {} inserted twice", access.page);
+        let i = s as usize * self.ppb as usize + offset as usize;
+        self.fr[frame as usize] = FabFrame { page, slot: s, dirty: access.kind.is_write() };
+        debug_assert_eq!(self.offs[i], 0, "page {page} inserted twice");
         self.offs[i] = frame + 1;
-        self.blk[s as usize].count += 1;
-        let c = self.blk[s as usize].count;
-        link_front::<0, _, _>(&mut self.blk, &mut self.bucket[c as usize], s);
+        // The block moves from the bucket of its old count (none for a new block) to the front
+        // of the next one: unlinked and relinked in one pass over local slices, so the record is
+        // written once and no array address is reloaded after a store.
+        let (blk, bucket) = (&mut self.blk.0[..], &mut self.bucket.0[..]);
+        let b = *own(blk, s);
+        let old = if created { 0 } else { b.count };
+        if !created {
+            let [p, q] = b.bucket;
+            let ends = own(bucket, old);
+            if p != NIL {
+                own(blk, p).bucket[1] = q;
+            } else {
+                ends.head = q;
+            }
+            if q != NIL {
+                own(blk, q).bucket[0] = p;
+            } else {
+                ends.tail = p;
+            }
+            ends.len -= 1;
+        }
+        let c = old + 1;
+        let ends = own(bucket, c);
+        let h = ends.head;
+        *own(blk, s) = FabBlock { count: c, bucket: [NIL, h], recency: now };
+        if h == NIL {
+            ends.tail = s;
+        } else {
+            own(blk, h).bucket[0] = s;
+        }
+        ends.head = s;
+        ends.len += 1;
         self.max_count = self.max_count.max(c);
-        self.blk[s as usize].recency = now;
         self.len += 1;
     }
 
@@ -430,7 +538,7 @@ impl Replacer for Fab {
     }
 
     fn is_dirty(&self, frame: FrameId) -> Option<bool> {
-        Some(self.dirty.get(frame))
+        Some(self.fr[frame as usize].dirty)
     }
 
     fn check_invariants(&self) -> Result<(), String> {

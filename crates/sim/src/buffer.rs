@@ -299,7 +299,9 @@ impl<R: Replacer, D: Device> Buffer<R, D> {
         if !R::KEEPS_PAGE_MAP {
             self.table.insert(req.page, frame);
         }
-        self.dirty.set(frame, is_write);
+        // A free frame is clean (its bit was cleared when it was freed): only a write sets it.
+        debug_assert!(!self.dirty.get(frame), "free frame {frame} is dirty");
+        self.dirty.or(frame, is_write);
         self.policy.on_insert(frame, &access);
         Ok(false)
     }
@@ -360,25 +362,57 @@ impl<R: Replacer, D: Device> Buffer<R, D> {
             }
         }
         let padded = self.ev.pad.is_some();
-        for &frame in &self.ev.victims {
-            if R::KEEPS_PAGE_MAP {
-                // The page is needed only for a write-back: a clean victim's record is not read.
-                if !padded && self.dirty.get(frame) {
-                    self.device.write(self.policy.page_in(frame)).map_err(dev_err)?;
-                    self.counters.evict_writes += 1;
-                }
-            } else {
-                let page = self.table.remove_frame(frame).expect("a victim frame holds a page");
-                if !padded && self.dirty.get(frame) {
-                    self.device.write(page).map_err(dev_err)?;
-                    self.counters.evict_writes += 1;
-                }
-            }
-            self.dirty.set(frame, false);
-            self.free.push(frame);
-        }
+        Self::release(
+            &self.ev.victims,
+            padded,
+            &self.policy,
+            &mut self.device,
+            &mut self.table,
+            &mut self.dirty,
+            &mut self.free,
+            &mut self.counters.evict_writes,
+        )
+        .map_err(dev_err)?;
         self.counters.evictions += self.ev.victims.len() as u64;
         Ok(self.ev.bypass)
+    }
+
+    /// Writes back the dirty `victims` (unless their block was padded) and frees their frames.
+    /// The fields it needs come in as separate references, so the compiler knows that a store
+    /// into the free list or the dirty bits changes none of them and keeps them in registers
+    /// across the loop (through `&mut self` it reloads the lists' addresses after every store).
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn release(
+        victims: &[FrameId],
+        padded: bool,
+        policy: &R,
+        device: &mut D,
+        table: &mut PageTable,
+        dirty: &mut FrameBits,
+        free: &mut Vec<FrameId>,
+        evict_writes: &mut u64,
+    ) -> Result<(), DeviceError> {
+        for &frame in victims {
+            let page = if R::KEEPS_PAGE_MAP {
+                None
+            } else {
+                Some(table.remove_frame(frame).expect("a victim frame holds a page"))
+            };
+            if dirty.take(frame) && !padded {
+                // With its own page map, the policy is asked for the page only for a
+                // write-back: a clean victim's record is not read.
+                device.write(page.unwrap_or_else(|| policy.page_in(frame)))?;
+                *evict_writes += 1;
+            }
+        }
+        // A block policy frees a dozen frames at once: one copy, not a push per frame.
+        if let [frame] = victims {
+            free.push(*frame);
+        } else {
+            free.extend_from_slice(victims);
+        }
+        Ok(())
     }
 
     /// Whether `page` is buffered while the victims just named are not yet freed (padding): a
