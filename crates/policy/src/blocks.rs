@@ -446,7 +446,13 @@ impl BlockTable {
     /// direct map only (no hash probe): for prefetching what a coming request will touch.
     #[inline(always)]
     pub(crate) fn dense_slot(&self, key: u64) -> Option<u32> {
-        self.dense.get(key as usize).copied().filter(|&s| s != NIL)
+        // Tests written out: `get(..).copied().filter(..)` compiles to a flag materialised
+        // and tested again at every use.
+        if key < self.dense.len() as u64 && self.dense[key as usize] != NIL {
+            Some(self.dense[key as usize])
+        } else {
+            None
+        }
     }
 
     /// Hints the CPU to bring the record `recs[slot]` of block `key` into cache, when the key is

@@ -39,9 +39,7 @@
 //!
 //! The block table and the intrusive bucket lists come from `blocks.rs`.
 
-use crate::blocks::{
-    BlockSize, BlockTable, Ends, Linked, PPB_DOC, link_back, link_before, parse_ppb, unlink, walk,
-};
+use crate::blocks::{BlockSize, BlockTable, Ends, Linked, PPB_DOC, link_back, link_before, parse_ppb, unlink, walk};
 use crate::params::{ParamDoc, PolicyParams};
 use crate::recs::Recs;
 use crate::replacer::{Access, EvictError, Evictions, FrameId, NIL, Pins, Replacer};
