@@ -580,6 +580,17 @@ proptest! {
         differential::<Fab, _>(cap, FabConfig { ppb }, fab_model(cap, ppb), &trace)?;
     }
 
+    /// Blocks of 16 pages and more: FAB's eviction then scans its frame table 16 entries at a
+    /// time (a vector mask on x86-64), with a partial last chunk for 20 and 40.
+    #[test]
+    fn fab_matches_model_with_wide_blocks(
+        cap in 1usize..96,
+        ppb in prop_oneof![Just(16u32), Just(20), Just(32), Just(40), Just(64)],
+        trace in runny_trace(400, 400),
+    ) {
+        differential::<Fab, _>(cap, FabConfig { ppb }, fab_model(cap, ppb), &trace)?;
+    }
+
     #[test]
     fn bplru_matches_model(cap in 1usize..24, ppb in 1u32..6, trace in runny_trace(60, 200)) {
         differential::<Bplru, _>(cap, BplruConfig { ppb }, bplru_model(cap, ppb), &trace)?;
