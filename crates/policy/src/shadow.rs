@@ -23,6 +23,7 @@ use flashbuf_flash::{AnyDevice, Device, DeviceConfig, DeviceKind};
 use rustc_hash::FxHashMap;
 
 use crate::ad_lru::{AdLru, AdLruConfig};
+use crate::blocks::PageDirectory;
 use crate::bp_ref::{BpRef, BpRefConfig};
 use crate::bplru::{Bplru, BplruConfig};
 use crate::cfdc::{Cfdc, CfdcConfig};
@@ -237,63 +238,8 @@ pub fn device_kind(f: FtlClass) -> DeviceKind {
     }
 }
 
-/// A shadow's page table: direct-mapped over its compact space (`frame + 1` per page, 0 for
-/// none; zeroed at allocation, so only the blocks the sample has reached are backed), hashed
-/// beyond it (a caller may pass any page). A shadow is fed about one request in a hundred, so
-/// its lines have left the cache by the next one: a direct slot is one line where a hash
-/// table's look-up is two (control bytes, then the bucket).
-struct PageMap {
-    direct: Vec<u32>,
-    sparse: FxHashMap<u64, FrameId>,
-    len: usize,
-}
-
-impl PageMap {
-    fn new(direct: u64, frames: usize) -> Self {
-        // Reserved whatever the direct part, so that no request allocates.
-        let mut sparse = FxHashMap::default();
-        sparse.reserve(frames);
-        PageMap { direct: vec![0; direct as usize], sparse, len: 0 }
-    }
-
-    #[inline(always)]
-    fn get(&self, page: u64) -> Option<FrameId> {
-        if page < self.direct.len() as u64 {
-            self.direct[page as usize].checked_sub(1)
-        } else {
-            self.sparse.get(&page).copied()
-        }
-    }
-
-    #[inline(always)]
-    fn insert(&mut self, page: u64, frame: FrameId) {
-        self.len += 1;
-        if page < self.direct.len() as u64 {
-            self.direct[page as usize] = frame + 1;
-        } else {
-            self.sparse.insert(page, frame);
-        }
-    }
-
-    #[inline(always)]
-    fn remove(&mut self, page: u64) {
-        self.len -= 1;
-        if page < self.direct.len() as u64 {
-            self.direct[page as usize] = 0;
-        } else {
-            self.sparse.remove(&page);
-        }
-    }
-
-    /// Every (page, frame) pair (invariant checks).
-    fn pairs(&self) -> impl Iterator<Item = (u64, FrameId)> + '_ {
-        let direct = self.direct.iter().enumerate().filter(|&(_, &f)| f != 0).map(|(p, &f)| (p as u64, f - 1));
-        direct.chain(self.sparse.iter().map(|(&p, &f)| (p, f)))
-    }
-}
-
 /// The host side of a shadow's buffer, as its expert sees it: nothing pinned, a page table.
-struct Table<'a>(&'a PageMap);
+struct Table<'a>(&'a PageDirectory);
 
 impl Pins for Table<'_> {
     #[inline(always)]
@@ -302,7 +248,7 @@ impl Pins for Table<'_> {
     }
     #[inline]
     fn frame_of(&self, page: u64) -> Option<FrameId> {
-        self.0.get(page)
+        self.0.get(page).checked_sub(1)
     }
 }
 
@@ -393,7 +339,11 @@ pub fn space_blocks(space_blocks: Option<u64>, frames: usize, ppb: u64) -> u64 {
 pub struct Shadow {
     expert: Expert,
     device: AnyDevice,
-    table: PageMap,
+    /// The page table: `frame + 1` per compact page, 0 for none. Direct-mapped over the compact
+    /// space (zeroed, so only the blocks the sample has reached are backed): a shadow is fed
+    /// about one request in a hundred, so its lines have left the cache by the next one, and a
+    /// direct slot is one line where a hash look-up is two.
+    table: PageDirectory,
     page: Vec<u64>,
     dirty: Vec<bool>,
     free: Vec<FrameId>,
@@ -440,7 +390,7 @@ impl Shadow {
             ),
         };
         // Compact pages are below `logical` (the space's blocks; [`Compactor`]).
-        let table = PageMap::new(space_blocks.saturating_mul(ppb).min(1 << 31), frames);
+        let table = PageDirectory::with_dense(0, space_blocks.saturating_mul(ppb), frames);
         Shadow {
             expert: Expert::new(kind, frames, d, fbp),
             device,
@@ -544,9 +494,7 @@ impl Shadow {
     /// before simulating it.
     #[inline]
     pub fn prefetch(&self, page: u64) {
-        if page < self.table.direct.len() as u64 {
-            crate::blocks::prefetch(&self.table.direct, page as usize);
-        }
+        self.table.prefetch(page);
         self.expert.prefetch(page);
     }
 
@@ -554,7 +502,7 @@ impl Shadow {
     /// frame holding it, if any ([`Replacer::prefetch_frame`]). Changes nothing.
     #[inline]
     pub fn prefetch_frame(&self, page: u64) {
-        if let Some(f) = self.table.get(page) {
+        if let Some(f) = self.table.get(page).checked_sub(1) {
             self.expert.prefetch_frame(f);
         }
     }
@@ -566,7 +514,7 @@ impl Shadow {
         }
         self.requests += 1;
         let page = a.page;
-        if let Some(f) = self.table.get(page) {
+        if let Some(f) = self.table.get(page).checked_sub(1) {
             if a.kind.is_write() && !self.dirty[f as usize] {
                 self.dirty[f as usize] = true;
                 self.dirty_frames += 1;
@@ -587,7 +535,7 @@ impl Shadow {
             }
             if let Some(pad) = out.pad {
                 for p in pad.first_page..pad.first_page + u64::from(pad.pages) {
-                    if self.table.get(p).is_some() {
+                    if self.table.get(p) != 0 {
                         self.write(p);
                     } else {
                         self.read(p);
@@ -606,7 +554,7 @@ impl Shadow {
                 if self.dirty[v] && !in_pad {
                     self.write(p);
                 }
-                self.table.remove(p);
+                self.table.clear(p);
                 self.dirty_frames -= u64::from(self.dirty[v]);
                 self.page[v] = u64::MAX;
                 self.dirty[v] = false;
@@ -628,7 +576,7 @@ impl Shadow {
         };
         // A database buffer: a miss (a write miss too) fetches its page.
         self.read(page);
-        self.table.insert(page, f);
+        self.table.set(page, f + 1);
         self.page[f as usize] = page;
         self.dirty[f as usize] = a.kind == AccessKind::Write;
         self.dirty_frames += u64::from(a.kind == AccessKind::Write);
@@ -646,19 +594,21 @@ impl Shadow {
         if dirty != self.dirty_frames {
             return Err(format!("shadow {}: {dirty} dirty frames, {} counted", self.kind().name(), self.dirty_frames));
         }
-        if used != self.table.len || used != self.expert.len() || used + self.free.len() != self.page.len() {
+        let mapped = self.table.entries();
+        if used != mapped || used != self.expert.len() || used + self.free.len() != self.page.len() {
             return Err(format!(
-                "shadow {}: {used} frames used, {} in the page table, {} tracked by the expert, {} free of {}",
+                "shadow {}: {used} frames used, {mapped} in the page table, {} tracked by the expert, {} free of {}",
                 self.kind().name(),
-                self.table.len,
                 self.expert.len(),
                 self.free.len(),
                 self.page.len()
             ));
         }
-        for (p, f) in self.table.pairs() {
-            if self.page.get(f as usize) != Some(&p) {
-                return Err(format!("shadow {}: page {p} maps to frame {f}, which holds another", self.kind().name()));
+        // As many entries as used frames, and each used frame's page maps to it: the table
+        // holds exactly those pairs.
+        for (f, &p) in self.page.iter().enumerate() {
+            if p != u64::MAX && self.table.get(p) != f as u32 + 1 {
+                return Err(format!("shadow {}: frame {f} holds page {p}, which maps elsewhere", self.kind().name()));
             }
         }
         Ok(())
@@ -693,31 +643,31 @@ mod tests {
 
     #[test]
     fn a_page_map_answers_as_a_hash_map() {
+        // The shadow's page table: a directory of `frame + 1`, direct below 500, grown beyond.
         let mut rng = ChaCha8Rng::seed_from_u64(6);
-        let mut m = PageMap::new(500, 64);
+        let mut m = PageDirectory::with_dense(0, 500, 64);
         let mut model: FxHashMap<u64, FrameId> = FxHashMap::default();
         let mut free: Vec<FrameId> = (0..64).collect();
         for _ in 0..20_000 {
             let page = rng.random_range(0..1000u64);
-            assert_eq!(m.get(page), model.get(&page).copied(), "page {page}");
+            assert_eq!(m.get(page).checked_sub(1), model.get(&page).copied(), "page {page}");
             match model.get(&page).copied() {
                 Some(f) => {
-                    m.remove(page);
+                    m.clear(page);
                     model.remove(&page);
                     free.push(f);
                 }
                 None => {
                     if let Some(f) = free.pop() {
-                        m.insert(page, f);
+                        m.set(page, f + 1);
                         model.insert(page, f);
                     }
                 }
             }
-            assert_eq!(m.len, model.len());
+            assert_eq!(m.entries(), model.len());
         }
-        let mut pairs: Vec<(u64, FrameId)> = m.pairs().collect();
+        let pairs: Vec<(u64, FrameId)> = (0..1000).filter_map(|p| m.get(p).checked_sub(1).map(|f| (p, f))).collect();
         let mut want: Vec<(u64, FrameId)> = model.into_iter().collect();
-        pairs.sort_unstable();
         want.sort_unstable();
         assert_eq!(pairs, want);
     }
