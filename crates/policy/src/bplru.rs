@@ -36,9 +36,7 @@
 
 use std::cell::Cell;
 
-use crate::blocks::{
-    BlockSize, BlockTable, Ends, Linked, PPB_DOC, PageRec, link_back, link_front, parse_ppb, unlink, walk,
-};
+use crate::blocks::{BlockSize, BlockTable, Ends, Linked, PPB_DOC, PageRec, link_back, parse_ppb, unlink, walk};
 use crate::params::{ParamDoc, PolicyParams};
 use crate::replacer::{Access, BlockPad, EvictError, Evictions, FrameId, NIL, Pins, Replacer};
 
@@ -121,36 +119,76 @@ pub struct Bplru {
     cursor: Cell<u32>,
 }
 
+/// Record `i` of a local slice without a bounds check: a local slice's address stays in a
+/// register across the stores through it, where indexing through `&mut self` reloads the
+/// vector's address and length after each store.
+#[inline(always)]
+fn own<T>(v: &mut [T], i: u32) -> &mut T {
+    debug_assert!((i as usize) < v.len(), "record {i} of {}", v.len());
+    // SAFETY: `i` is a block slot BPLRU handed out (from its block table, a frame record or an
+    // LRU link it wrote), below the length of `blk`, which never changes after construction;
+    // `check_invariants` (after every step of the tests, debug assertions on) verifies them.
+    unsafe { v.get_unchecked_mut(i as usize) }
+}
+
+/// Moves live block `s` to the MRU end of the block LRU list; `true` when it was the LRU block
+/// (the next victim block changed). The unlink and the link written out over a local slice:
+/// a block that is not the head has a predecessor, the head is another block, and the length
+/// does not change.
+#[inline(always)]
+fn to_front(blk: &mut [BplruBlock], lru: &mut Ends, s: u32) -> bool {
+    let h = lru.head;
+    if h == s {
+        return false;
+    }
+    let [p, q] = own(blk, s).lru;
+    own(blk, s).lru = [NIL, h];
+    own(blk, p).lru[1] = q;
+    let was_lru = q == NIL;
+    if was_lru {
+        lru.tail = p;
+    } else {
+        own(blk, q).lru[0] = p;
+    }
+    own(blk, h).lru[0] = s;
+    lru.head = s;
+    was_lru
+}
+
 impl Bplru {
     /// Records an access to `frame` of block `slot` and moves the block.
     #[inline(always)]
     fn touch(&mut self, frame: FrameId, slot: u32, access: &Access) {
-        let b = &mut self.blk[slot as usize];
-        let mut to_lru_end = false;
-        if access.kind.is_write() {
-            let fr = &mut self.fr[frame as usize];
-            if !fr.dirty {
-                fr.dirty = true;
-                b.dirty_pages += 1;
-            }
-            let offset = self.size.offset(access.page) as u32;
-            b.seq_next = if b.seq_next == offset { offset + 1 } else { BROKEN };
+        if access.kind.is_write() && self.note_write(frame, slot, access) {
             // LRU compensation: a fully, sequentially written block goes to the LRU end.
-            to_lru_end = b.seq_next as u64 == self.ppb;
+            self.to_lru_end(slot);
+        } else if to_front(&mut self.blk, &mut self.lru, slot) {
+            // The next victim block changed (its record was written by the unlink).
+            self.restart_cursor();
         }
-        if to_lru_end {
-            if self.lru.tail != slot {
-                unlink::<0, _, _>(&mut self.blk, &mut self.lru, slot);
-                link_back::<0, _, _>(&mut self.blk, &mut self.lru, slot);
-            }
-        } else if self.lru.head != slot {
-            let was_lru = self.lru.tail == slot;
+    }
+
+    /// A write to `frame` of block `slot`: its dirty flag and the block's sequence; `true` when
+    /// the write completes an unbroken sequential run of the block.
+    #[inline(always)]
+    fn note_write(&mut self, frame: FrameId, slot: u32, access: &Access) -> bool {
+        let offset = self.size.offset(access.page) as u32;
+        let fr = &mut self.fr[frame as usize];
+        let b = own(&mut self.blk, slot);
+        if !fr.dirty {
+            fr.dirty = true;
+            b.dirty_pages += 1;
+        }
+        b.seq_next = if b.seq_next == offset { offset + 1 } else { BROKEN };
+        b.seq_next as u64 == self.ppb
+    }
+
+    /// Moves block `slot` to the LRU end (LRU compensation; rare).
+    #[inline(never)]
+    fn to_lru_end(&mut self, slot: u32) {
+        if self.lru.tail != slot {
             unlink::<0, _, _>(&mut self.blk, &mut self.lru, slot);
-            link_front::<0, _, _>(&mut self.blk, &mut self.lru, slot);
-            if was_lru {
-                // The next victim block changed (its record was written by the unlink).
-                self.restart_cursor();
-            }
+            link_back::<0, _, _>(&mut self.blk, &mut self.lru, slot);
         }
     }
 
@@ -189,6 +227,79 @@ impl Bplru {
                 self.restart_cursor();
             }
         }
+    }
+
+    /// The victims of [`Replacer::victims`] when `ppb ≤ 64`: the unpinned pages of the LRU-most
+    /// block that has one, appended to `out` in page order; that block's slot and whether one
+    /// of its pages is pinned. One walk over each candidate block's page list (a dependent
+    /// chain of frame records) also orders the pages: their offsets are distinct and below 64,
+    /// so a mask of them is the order.
+    #[inline(always)]
+    fn collect_by_offset<P: Pins + ?Sized>(
+        &mut self,
+        pins: &P,
+        out: &mut Evictions,
+    ) -> Result<(u32, bool), EvictError> {
+        let size = self.size;
+        let (blk, fr) = (&mut self.blk[..], &mut self.fr[..]);
+        let mut by_offset = [0u32; 64];
+        let mut offsets = 0u64;
+        let mut s = self.lru.tail;
+        let any_pinned = loop {
+            if s == NIL {
+                return Err(EvictError::AllPinned);
+            }
+            let mut pinned = false;
+            let mut f = own(blk, s).pages.head;
+            while f != NIL {
+                let r = own(fr, f);
+                if pins.is_pinned(f) {
+                    pinned = true;
+                } else {
+                    let o = size.offset(r.page);
+                    by_offset[o as usize] = f;
+                    offsets |= 1 << o;
+                }
+                f = r.links[1];
+            }
+            if offsets != 0 {
+                break pinned;
+            }
+            s = own(blk, s).lru[0];
+        };
+        while offsets != 0 {
+            out.victims.push(by_offset[offsets.trailing_zeros() as usize]);
+            offsets &= offsets - 1;
+        }
+        Ok((s, any_pinned))
+    }
+
+    /// [`Bplru::collect_by_offset`] for blocks of more than 64 pages: collected, then sorted.
+    fn collect_sorted<P: Pins + ?Sized>(&mut self, pins: &P, out: &mut Evictions) -> Result<(u32, bool), EvictError> {
+        let start = out.victims.len();
+        let mut s = self.lru.tail;
+        let any_pinned = loop {
+            if s == NIL {
+                return Err(EvictError::AllPinned);
+            }
+            let mut pinned = false;
+            let mut f = self.blk[s as usize].pages.head;
+            while f != NIL {
+                if pins.is_pinned(f) {
+                    pinned = true;
+                } else {
+                    out.victims.push(f);
+                }
+                f = self.fr[f as usize].links[1];
+            }
+            if out.victims.len() > start {
+                break pinned;
+            }
+            s = self.blk[s as usize].lru[0];
+        };
+        let fr = &self.fr;
+        out.victims[start..].sort_unstable_by_key(|&f| fr[f as usize].page);
+        Ok((s, any_pinned))
     }
 
     /// Whether the block of `page` is in an unbroken sequential write run (for tests).
@@ -251,12 +362,38 @@ impl Replacer for Bplru {
     #[inline(always)]
     fn on_insert(&mut self, frame: FrameId, access: &Access) {
         let (s, created) = self.blocks.get_or_insert(self.size.block(access.page));
+        let rec = PageRec { page: access.page, slot: s, time: access.time, ..PageRec::FREE };
+        let f = frame as usize;
+        // Over local slices (no reloads after the stores); `frame` comes from the host and is
+        // checked by the first store, every other index is BPLRU's own.
+        let (blk, fr, lru) = (&mut self.blk[..], &mut self.fr[..], &mut self.lru);
         if created {
-            self.blk[s as usize] = BplruBlock { pages: Ends::EMPTY, lru: [NIL; 2], dirty_pages: 0, seq_next: 0 };
-            link_front::<0, _, _>(&mut self.blk, &mut self.lru, s);
+            // A new block: its only page, at the MRU end.
+            let h = lru.head;
+            *own(blk, s) = BplruBlock {
+                pages: Ends { head: frame, tail: frame, len: 1 },
+                lru: [NIL, h],
+                dirty_pages: 0,
+                seq_next: 0,
+            };
+            if h == NIL {
+                lru.tail = s;
+            } else {
+                own(blk, h).lru[0] = s;
+            }
+            lru.head = s;
+            lru.len += 1;
+            fr[f] = rec;
+        } else {
+            // Behind the block's last page (a live block holds at least one).
+            let pages = &mut own(blk, s).pages;
+            let t = pages.tail;
+            debug_assert_ne!(t, NIL, "live block {s} holds no page");
+            pages.tail = frame;
+            pages.len += 1;
+            fr[f] = PageRec { links: [t, NIL], ..rec };
+            own(fr, t).links[1] = frame;
         }
-        self.fr[frame as usize] = PageRec { page: access.page, slot: s, time: access.time, ..PageRec::FREE };
-        link_back::<0, _, _>(&mut self.fr, &mut self.blk[s as usize].pages, frame);
         self.len += 1;
         self.touch(frame, s, access);
     }
@@ -287,49 +424,11 @@ impl Replacer for Bplru {
         if self.len == 0 {
             return Err(EvictError::Empty);
         }
-        // One walk over each candidate block's pages collects its unpinned ones (a dependent
-        // chain of frame records: walked once).
         let start = out.victims.len();
-        let mut s = self.lru.tail;
-        let any_pinned = loop {
-            if s == NIL {
-                return Err(EvictError::AllPinned);
-            }
-            let mut pinned = false;
-            let mut f = self.blk[s as usize].pages.head;
-            while f != NIL {
-                if pins.is_pinned(f) {
-                    pinned = true;
-                } else {
-                    out.victims.push(f);
-                }
-                f = self.fr[f as usize].links[1];
-            }
-            if out.victims.len() > start {
-                break pinned;
-            }
-            s = self.blk[s as usize].lru[0];
-        };
-        if !any_pinned && self.blk[s as usize].dirty_pages > 0 {
+        let (s, any_pinned) =
+            if self.ppb <= 64 { self.collect_by_offset(pins, out)? } else { self.collect_sorted(pins, out)? };
+        if !any_pinned && own(&mut self.blk, s).dirty_pages > 0 {
             out.pad = Some(BlockPad { first_page: self.blocks.key(s) * self.ppb, pages: self.ppb as u32 });
-        }
-        if self.ppb <= 64 {
-            // The victims are pages of one block, so their offsets are distinct and below 64:
-            // a mask of the offsets orders them (their records are in cache from the walk).
-            let mut by_offset = [0u32; 64];
-            let mut offsets = 0u64;
-            for &f in &out.victims[start..] {
-                let o = self.size.offset(self.fr[f as usize].page);
-                by_offset[o as usize] = f;
-                offsets |= 1 << o;
-            }
-            for v in &mut out.victims[start..] {
-                *v = by_offset[offsets.trailing_zeros() as usize];
-                offsets &= offsets - 1;
-            }
-        } else {
-            let fr = &self.fr;
-            out.victims[start..].sort_unstable_by_key(|&f| fr[f as usize].page);
         }
         if any_pinned {
             for i in start..out.victims.len() {
@@ -338,8 +437,9 @@ impl Replacer for Bplru {
         } else {
             // The whole block leaves: its page list and counts go with its slot (a new block
             // starts from a fresh record), so only the frames are marked free.
+            let fr = &mut self.fr[..];
             for &f in &out.victims[start..] {
-                self.fr[f as usize].slot = NIL;
+                own(fr, f).slot = NIL;
             }
             self.len -= out.victims.len() - start;
             unlink::<0, _, _>(&mut self.blk, &mut self.lru, s);
