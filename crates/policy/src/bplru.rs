@@ -117,6 +117,10 @@ pub struct Bplru {
     /// whenever the LRU block changes; a hint only, never trusted by a decision (a stale cursor
     /// only prefetches the wrong lines).
     cursor: Cell<u32>,
+    /// Whether the cursor waits this call: it moves every other call, so that each record it
+    /// reads was prefetched two requests earlier (one request, about 40 ns, is less than a
+    /// memory access: reading the record one request after its prefetch stalled the loop).
+    wait: Cell<bool>,
 }
 
 /// Record `i` of a local slice without a bounds check: a local slice's address stays in a
@@ -208,6 +212,7 @@ impl Bplru {
             b.pages.head
         };
         self.cursor.set(head);
+        self.wait.set(true);
         crate::blocks::prefetch(&self.fr, head as usize);
     }
 
@@ -341,6 +346,7 @@ impl Replacer for Bplru {
             fr: vec![PageRec::FREE; capacity],
             len: 0,
             cursor: Cell::new(NIL),
+            wait: Cell::new(false),
         }
     }
 
@@ -406,6 +412,10 @@ impl Replacer for Bplru {
     #[inline(always)]
     fn likely_victim(&self) -> Option<FrameId> {
         let c = self.cursor.get();
+        if self.wait.replace(false) {
+            return (c != NIL).then_some(c);
+        }
+        self.wait.set(true);
         let next = self.fr.get(c as usize)?.links[1];
         if next == NIL {
             return Some(c);
