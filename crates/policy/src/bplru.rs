@@ -165,7 +165,7 @@ impl Bplru {
     fn touch(&mut self, frame: FrameId, slot: u32, access: &Access) {
         if access.kind.is_write() && self.note_write(frame, slot, access) {
             // LRU compensation: a fully, sequentially written block goes to the LRU end.
-            self.to_lru_end(slot);
+            self.move_to_lru_end(slot);
         } else if to_front(&mut self.blk, &mut self.lru, slot) {
             // The next victim block changed (its record was written by the unlink).
             self.restart_cursor();
@@ -189,7 +189,7 @@ impl Bplru {
 
     /// Moves block `slot` to the LRU end (LRU compensation; rare).
     #[inline(never)]
-    fn to_lru_end(&mut self, slot: u32) {
+    fn move_to_lru_end(&mut self, slot: u32) {
         if self.lru.tail != slot {
             unlink::<0, _, _>(&mut self.blk, &mut self.lru, slot);
             link_back::<0, _, _>(&mut self.blk, &mut self.lru, slot);

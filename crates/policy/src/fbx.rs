@@ -610,25 +610,22 @@ impl Replacer for Fbx {
         }
     }
 
-    // BPLRU keeps each frame's page and access time itself, so FBX tracks nothing while it
-    // leads (outside the tests' `always_track`): one test of the leader's tag reaches BPLRU's
-    // inlined hook, where a `match` over the six experts is an indirect jump through a table on
-    // every request (BPLRU is the leader of the read-only foundation benchmark after its first
-    // epochs). The other experts are dispatched as before.
+    // A leader that keeps each frame's page and access time itself (BPLRU) is not tracked:
+    // after the test of `tracking`, which every request makes anyway, one test of the leader's
+    // tag reaches BPLRU's inlined hook, where a `match` over the six experts is an indirect jump
+    // through a table on every request (BPLRU leads the read-only foundation benchmark after
+    // its first epochs). A tracked leader is dispatched as before.
     #[inline(always)]
     fn on_hit(&mut self, frame: FrameId, a: &Access) {
         if a.time >= self.refresh_at {
             self.refresh(a.time);
         }
-        if let Expert::Bplru(p) = &mut self.leader
-            && (cfg!(not(test)) || !self.tracking)
-        {
-            debug_assert!(!self.tracking);
+        if self.tracking {
+            self.touch(frame as usize, a);
+            self.leader.on_hit(frame, a);
+        } else if let Expert::Bplru(p) = &mut self.leader {
             p.on_hit(frame, a);
         } else {
-            if self.tracking {
-                self.touch(frame as usize, a);
-            }
             self.leader.on_hit(frame, a);
         }
         self.feed(a);
@@ -639,15 +636,12 @@ impl Replacer for Fbx {
         if a.time >= self.refresh_at {
             self.refresh(a.time);
         }
-        if let Expert::Bplru(p) = &mut self.leader
-            && (cfg!(not(test)) || !self.tracking)
-        {
-            debug_assert!(!self.tracking);
+        if self.tracking {
+            self.track_insert(frame, a);
+            self.leader.on_insert(frame, a);
+        } else if let Expert::Bplru(p) = &mut self.leader {
             p.on_insert(frame, a);
         } else {
-            if self.tracking {
-                self.track_insert(frame, a);
-            }
             self.leader.on_insert(frame, a);
         }
         self.feed(a);
@@ -674,11 +668,7 @@ impl Replacer for Fbx {
         pins: &P,
         out: &mut Evictions,
     ) -> Result<(), EvictError> {
-        if let Expert::Bplru(p) = &mut self.leader
-            && (cfg!(not(test)) || !self.tracking)
-        {
-            // Nothing tracked (see `on_hit`).
-            debug_assert!(!self.tracking);
+        if let Expert::Bplru(p) = &mut self.leader {
             p.victims(incoming, pins, out)?;
         } else {
             self.leader.victims(incoming, pins, out)?;
