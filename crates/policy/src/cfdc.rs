@@ -639,7 +639,7 @@ impl Cfdc {
     /// Moves the working region's LRU page into the priority region. Written over a local
     /// slice of the frames, the page's record read once and written once (through `&mut self`
     /// every index reloaded the array's address after each store, and the unlink and the link
-    /// each wrote the record's links). The dirty case, about half of them at 50% writes, joins
+    /// each wrote the record's links). The dirty case, 60% of them at 50% writes, joins
     /// its cluster out of line, so that this stays small where it is inlined.
     #[inline(always)]
     fn displace(&mut self) {
