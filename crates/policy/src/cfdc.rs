@@ -79,7 +79,7 @@
 
 use std::hint::select_unpredictable;
 
-use crate::blocks::{BlockSize, BlockTable, Ends, Linked, MAX_PPB, link_back, link_front, prefetch, unlink, walk};
+use crate::blocks::{BlockSize, BlockTable, Ends, Linked, MAX_PPB, link_front, prefetch, unlink, walk};
 use crate::params::{ParamDoc, PolicyParams, fmt_float, parse_fraction, parse_int};
 use crate::recs::Recs;
 use crate::replacer::{Access, EvictError, Evictions, FrameId, NIL, Pins, Replacer};
@@ -223,6 +223,32 @@ const EMPTY: Node = Node { win: NIL, key: Key { d: 0, nn: 0, ts: 0 }, min_flip: 
 // invariants are what `check_invariants` and the tournament's property test exercise after
 // every step, with debug assertions on, so an index out of bounds panics there.
 
+/// Record `i` of a local slice of the policy's own records, unchecked under the contract above
+/// (the same as `Recs`' index): a local slice keeps the array's address in a register across
+/// the stores through it, where `Recs` indexing through `&mut self` reloads it after each.
+#[inline(always)]
+fn own<T>(v: &mut [T], i: u32) -> &mut T {
+    debug_assert!((i as usize) < v.len(), "record {i} of {}", v.len());
+    // SAFETY: `i` is a number CFDC handed out (a link, slot or node number), below the length.
+    unsafe { v.get_unchecked_mut(i as usize) }
+}
+
+/// Record `i` of a local slice, read-only (see [`own`]).
+#[inline(always)]
+fn own_ref<T>(v: &[T], i: usize) -> &T {
+    debug_assert!(i < v.len(), "record {i} of {}", v.len());
+    // SAFETY: as for `own`.
+    unsafe { v.get_unchecked(i) }
+}
+
+/// Internal node `i` of the tournament (in `pair[i / 2]`), unchecked as [`own`].
+#[inline(always)]
+fn node_mut(pair: &mut [Pair], i: usize) -> &mut Node {
+    debug_assert!(i / 2 < pair.len(), "node {i} of {}", 2 * pair.len());
+    // SAFETY: `i` is a node number below the tournament's size, twice the pairs' length.
+    unsafe { &mut pair.get_unchecked_mut(i / 2).0[i % 2] }
+}
+
 /// Two sibling nodes, aligned to a cache line.
 #[derive(Clone, Copy, Debug)]
 #[repr(C, align(64))]
@@ -289,12 +315,12 @@ impl Tournament {
 
     /// The two children of internal node `i`.
     #[inline(always)]
-    fn children(&self, i: usize) -> [Node; 2] {
-        if 2 * i < self.size {
-            self.pair[i].0
+    fn children(pair: &[Pair], leaves: &[ClusterPair], size: usize, i: usize) -> [Node; 2] {
+        if 2 * i < size {
+            own_ref(pair, i).0
         } else {
-            let s = 2 * i - self.size;
-            let [a, b] = &self.leaves[s / 2].0;
+            let s = 2 * i - size;
+            let [a, b] = &own_ref(leaves, s / 2).0;
             [Self::leaf(a, s as u32), Self::leaf(b, s as u32 + 1)]
         }
     }
@@ -304,10 +330,11 @@ impl Tournament {
     /// earliest flip time moved earlier, so that the ancestors' minima may have to follow. A
     /// later earliest flip time leaves the ancestors' minima where they were: earlier than
     /// needed, which is safe (a replay then recomputes a subtree in which nothing flipped), and
-    /// stops most walks a level or two above the leaf.
+    /// stops most walks a level or two above the leaf. Over local slices of the tree (see
+    /// [`own`]).
     #[inline(always)]
-    fn recompute(&mut self, i: usize, g: u64) -> (bool, bool) {
-        let [l, r] = self.children(i);
+    fn recompute(pair: &mut [Pair], leaves: &[ClusterPair], size: usize, i: usize, g: u64) -> (bool, bool) {
+        let [l, r] = Self::children(pair, leaves, size, i);
         // An absent child (EMPTY: no winner, never flips) loses; the duel of two absent ones
         // or of one is computed but not used. No branch on the outcome (see `Key::duel`).
         let both = (l.win != NIL) & (r.win != NIL);
@@ -326,7 +353,7 @@ impl Tournament {
             min_flip: min(flip, min(l.min_flip, r.min_flip)),
             own: flip.saturating_sub(key.ts).min(u64::from(u32::MAX)) as u32,
         };
-        let node = &mut self.pair[i / 2].0[i % 2];
+        let node = node_mut(pair, i);
         let changed = (node.win != new.win) | !Key::same(node.key, new.key);
         let earlier = new.min_flip < node.min_flip;
         *node = new;
@@ -338,12 +365,19 @@ impl Tournament {
     /// stay as they are; only an earlier flip time below has to reach their minima, which
     /// takes no duel.
     #[inline(always)]
-    fn walk_up(&mut self, mut i: usize, g: u64) {
-        while i >= self.root {
-            let (changed, earlier) = self.recompute(i, g);
+    fn walk_up(&mut self, i: usize, g: u64) {
+        Self::walk_up_in(&mut self.pair.0, &self.leaves.0, self.size, self.root, i, g);
+    }
+
+    /// [`walk_up`](Tournament::walk_up) over local slices of the tree.
+    #[inline(always)]
+    fn walk_up_in(pair: &mut [Pair], leaves: &[ClusterPair], size: usize, root: usize, mut i: usize, g: u64) {
+        while i >= root {
+            let (changed, earlier) = Self::recompute(pair, leaves, size, i, g);
             if !changed {
                 if earlier {
-                    self.lower_min_flip(i / 2, self.get(i).min_flip);
+                    let t = node_mut(pair, i).min_flip;
+                    Self::lower_min_flip(pair, root, i / 2, t);
                 }
                 return;
             }
@@ -354,9 +388,9 @@ impl Tournament {
     /// Lowers the earliest flip times of node `i` and its ancestors to at most `t`, stopping
     /// at the first already at or below it (whose ancestors are too).
     #[inline(always)]
-    fn lower_min_flip(&mut self, mut i: usize, t: u64) {
-        while i >= self.root {
-            let node = &mut self.pair[i / 2].0[i % 2];
+    fn lower_min_flip(pair: &mut [Pair], root: usize, mut i: usize, t: u64) {
+        while i >= root {
+            let node = node_mut(pair, i);
             if node.min_flip <= t {
                 return;
             }
@@ -391,20 +425,21 @@ impl Tournament {
     fn rekey(&mut self, slot: u32, old: Key, g: u64) {
         let new = self.cl(slot).key();
         debug_assert_eq!(new.ts, old.ts);
+        let (pair, leaves, size, root) = (&mut self.pair.0[..], &self.leaves.0[..], self.size, self.root);
         let (knew, kold) = (new.d as u64 * old.nn as u64, old.d as u64 * new.nn as u64);
-        let mut i = (self.size + slot as usize) / 2;
+        let mut i = (size + slot as usize) / 2;
         if knew <= kold {
-            while i >= self.root && self.get(i).win == slot {
-                self.pair[i / 2].0[i % 2].key = new;
+            while i >= root && node_mut(pair, i).win == slot {
+                node_mut(pair, i).key = new;
                 i /= 2;
             }
             if knew == kold {
                 return;
             }
-        } else if self.get(i).win != slot {
+        } else if node_mut(pair, i).win != slot {
             return;
         }
-        self.walk_up(i, g);
+        Self::walk_up_in(pair, leaves, size, root, i, g);
     }
 
     /// Raises the root until its subtree holds `slot`. The new nodes' right subtrees hold no
@@ -414,7 +449,7 @@ impl Tournament {
         while slot as usize >= self.span {
             self.root /= 2;
             self.span *= 2;
-            self.recompute(self.root, g);
+            Self::recompute(&mut self.pair.0, &self.leaves.0, self.size, self.root, g);
         }
     }
 
@@ -438,7 +473,7 @@ impl Tournament {
         // The leaf changed: its bottom node's duel must be redone (its own flip time is its
         // winner's timestamp, which is not after any globaltime).
         self.pair[bottom / 2].0[bottom % 2].own = 0;
-        self.lower_min_flip(bottom, 0);
+        Self::lower_min_flip(&mut self.pair.0, self.root, bottom, 0);
     }
 
     /// Hints the CPU to bring in what an update of `slot` will read first: its record and
@@ -456,7 +491,7 @@ impl Tournament {
     /// recursion, at most 33 levels deep with u32 slots (a loop over an explicit stack took
     /// more instructions).
     fn replay(&mut self, g: u64) {
-        self.replay_rec(self.root, g);
+        Self::replay_rec(&mut self.pair.0, &self.leaves.0, self.size, self.root, g);
     }
 
     /// Replays the subtree of internal node `i`; returns whether its winner or key changed.
@@ -466,20 +501,24 @@ impl Tournament {
     /// again from its children's, which may raise it. A leaf's change always comes with a
     /// recompute of its bottom node or with that node's own flip time set to come (see
     /// [`withdraw`](Tournament::withdraw)), so the leaves need no flag.
-    fn replay_rec(&mut self, i: usize, g: u64) -> bool {
+    fn replay_rec(pair: &mut [Pair], leaves: &[ClusterPair], size: usize, i: usize, g: u64) -> bool {
         let mut below = false;
-        for c in [2 * i, 2 * i + 1] {
-            if c < self.size && self.get(c).min_flip <= g {
-                below |= self.replay_rec(c, g);
+        if 2 * i < size {
+            let [l, r] = own_ref(pair, i).0;
+            if l.min_flip <= g {
+                below |= Self::replay_rec(pair, leaves, size, 2 * i, g);
+            }
+            if r.min_flip <= g {
+                below |= Self::replay_rec(pair, leaves, size, 2 * i + 1, g);
             }
         }
-        let node = self.get(i);
+        let node = *node_mut(pair, i);
         if below | (node.own_flip() <= g) {
-            return self.recompute(i, g).0;
+            return Self::recompute(pair, leaves, size, i, g).0;
         }
         let min = |a: u64, b: u64| select_unpredictable(a < b, a, b);
-        let [l, r] = if 2 * i < self.size { self.pair[i].0 } else { [EMPTY; 2] };
-        self.pair[i / 2].0[i % 2].min_flip = min(node.own_flip(), min(l.min_flip, r.min_flip));
+        let [l, r] = if 2 * i < size { own_ref(pair, i).0 } else { [EMPTY; 2] };
+        node_mut(pair, i).min_flip = min(node.own_flip(), min(l.min_flip, r.min_flip));
         false
     }
 
@@ -597,65 +636,105 @@ impl Cfdc {
         self.tour.cl(s)
     }
 
-    /// Moves the working region's LRU page into the priority region.
-    #[inline]
+    /// Moves the working region's LRU page into the priority region. Written over a local
+    /// slice of the frames, the page's record read once and written once (through `&mut self`
+    /// every index reloaded the array's address after each store, and the unlink and the link
+    /// each wrote the record's links). The dirty case, 60% of them at 50% writes, joins
+    /// its cluster out of line, so that this stays small where it is inlined.
+    #[inline(always)]
     fn displace(&mut self) {
+        let fr = &mut self.fr.0[..];
         let f = self.work.tail;
-        unlink::<0, _, _>(&mut self.fr, &mut self.work, f);
-        self.prefetch_displaced();
-        let Frame { page, dirty, .. } = self.fr[f as usize];
-        if !dirty {
-            self.fr[f as usize].place = IN_CLEAN;
-            link_front::<0, _, _>(&mut self.fr, &mut self.clean, f);
-            // Into an empty clean queue: this page is the next victim. (A dirty page joins its
-            // cluster's tail, which never changes the zeroed cluster's first page.)
-            self.hint = select_unpredictable(self.clean.tail == f, f, self.hint);
+        let mut rec = *own(fr, f);
+        // The tail: nothing behind it.
+        let p = rec.links[0];
+        debug_assert_eq!(rec.links[1], NIL);
+        if p != NIL {
+            own(fr, p).links[1] = NIL;
+        } else {
+            self.work.head = NIL;
+        }
+        self.work.tail = p;
+        self.work.len -= 1;
+        Self::prefetch_displaced(fr, p, &self.clusters, &self.tour, self.cluster_size);
+        if rec.dirty {
+            return self.join_cluster(f, rec);
+        }
+        let h = self.clean.head;
+        rec.links = [NIL, h];
+        rec.place = IN_CLEAN;
+        *own(fr, f) = rec;
+        if h == NIL {
+            self.clean.tail = f;
+        } else {
+            own(fr, h).links[0] = f;
+        }
+        self.clean.head = f;
+        self.clean.len += 1;
+        // Into an empty clean queue: this page is the next victim. (A dirty page joins its
+        // cluster's tail, which never changes the zeroed cluster's first page.)
+        self.hint = select_unpredictable(self.clean.tail == f, f, self.hint);
+    }
+
+    /// The dirty page of frame `f` (unlinked, its record `rec` as it was) joins the tail of its
+    /// cluster, creating it if needed; then `globaltime` moves on and the cluster's path in the
+    /// tournament is brought up to date. Out of line (see [`displace`](Self::displace)).
+    #[inline(never)]
+    fn join_cluster(&mut self, f: FrameId, mut rec: Frame) {
+        let page = rec.page;
+        let off = self.cluster_size.offset(page) as u16;
+        let (s, created) = self.clusters.get_or_insert(self.cluster_size.block(page));
+        let g = self.globaltime;
+        self.globaltime = g + 1;
+        let fr = &mut self.fr.0[..];
+        let c = self.tour.cl_mut(s);
+        rec.place = s;
+        if created {
+            *c = Cluster { members: Ends { head: f, tail: f, len: 1 }, sum: 0, ts: g, last_off: off, competes: true };
+            rec.links = [NIL, NIL];
+            rec.nb = [off, 0];
+            *own(fr, f) = rec;
+            self.tour.update(s, g + 1);
             return;
         }
-        let (s, created) = self.clusters.get_or_insert(self.cluster_size.block(page));
-        let off = self.cluster_size.offset(page) as u16;
-        let c = self.tour.cl_mut(s);
+        // A live cluster has a member (it is released when its last page leaves).
+        debug_assert!(c.members.len > 0);
         let old = c.key();
-        if created {
-            *c = Cluster { members: Ends::EMPTY, sum: 0, ts: self.globaltime, last_off: off, competes: true };
-        }
         let (last, tail) = (c.last_off, c.members.tail);
-        if c.members.len > 0 {
-            c.sum += last.abs_diff(off) as u32;
-            self.fr[tail as usize].nb[1] = off;
-        }
+        c.sum += last.abs_diff(off) as u32;
         c.last_off = off;
+        c.members.tail = f;
+        c.members.len += 1;
         let competes = c.competes;
-        self.fr[f as usize].nb = [last, 0];
-        link_back::<0, _, _>(&mut self.fr, &mut self.tour.cl_mut(s).members, f);
-        self.fr[f as usize].place = s;
-        self.globaltime += 1;
-        if created {
-            self.tour.update(s, self.globaltime);
-        } else if competes {
-            self.tour.rekey(s, old, self.globaltime);
+        let t = own(fr, tail);
+        t.links[1] = f;
+        t.nb[1] = off;
+        rec.links = [tail, NIL];
+        rec.nb = [last, 0];
+        *own(fr, f) = rec;
+        if competes {
+            self.tour.rekey(s, old, g + 1);
         }
     }
 
     /// After a displacement, hints the CPU to bring in what the following displacements will
-    /// touch. The new LRU page of the working region was brought into cache by the previous
-    /// displacement; its neighbour (the one after next) is brought in now, and, if the new LRU
-    /// page is dirty, its cluster's record and tournament path. (Changes nothing.)
+    /// touch. The new LRU page `next` of the working region was brought into cache by the
+    /// previous displacement; its neighbour (the one after next) is brought in now, and, if
+    /// `next` is dirty, its cluster's record and tournament path. (Changes nothing.)
     #[inline(always)]
-    fn prefetch_displaced(&self) {
-        let next = self.work.tail;
+    fn prefetch_displaced(fr: &[Frame], next: FrameId, clusters: &BlockTable, tour: &Tournament, size: BlockSize) {
         if next == NIL {
             return;
         }
-        let Frame { links: [after, _], page, .. } = self.fr[next as usize];
-        prefetch(&self.fr, after as usize);
+        let Frame { links: [after, _], page, .. } = fr[next as usize];
+        prefetch(fr, after as usize);
         // Whether the page is dirty and its cluster exists are coin tosses to the branch
         // predictor: the path of the page's cluster number is prefetched whenever it names one
         // (a clean page's is a wasted prefetch), and NIL prefetches nothing.
-        self.tour.prefetch_path(self.clusters.get(self.cluster_size.block(page)).unwrap_or(NIL));
+        tour.prefetch_path(clusters.get(size.block(page)).unwrap_or(NIL));
     }
 
-    #[inline]
+    #[inline(always)]
     fn rebalance(&mut self) {
         while self.work.len as usize > self.work_max {
             self.displace();
@@ -666,31 +745,38 @@ impl Cfdc {
     /// and `op`, `oq` those of its neighbours, `|op − o| + |o − oq|` becomes `|op − oq|`.
     #[inline]
     fn leave_cluster(&mut self, f: FrameId) {
-        let Frame { links: [p, q], page, place: s, nb: [op, oq], .. } = self.fr[f as usize];
+        let fr = &mut self.fr.0[..];
+        let Frame { links: [p, q], page, place: s, nb: [op, oq], .. } = *own(fr, f);
         let o = self.cluster_size.offset(page) as u16;
         let c = self.tour.cl_mut(s);
         let old = c.key();
-        if p != NIL {
-            c.sum -= op.abs_diff(o) as u32;
-            if q == NIL {
-                c.last_off = op;
-            }
+        let (has_p, has_q) = (p != NIL, q != NIL);
+        // The dividend's terms on either side go, the one between the neighbours comes (each
+        // term counted where that neighbour exists; the sum holds both terms, so no underflow).
+        let (d_p, d_q, d_pq) = (op.abs_diff(o) as u32, o.abs_diff(oq) as u32, op.abs_diff(oq) as u32);
+        c.sum = c.sum + select_unpredictable(has_p & has_q, d_pq, 0)
+            - select_unpredictable(has_p, d_p, 0)
+            - select_unpredictable(has_q, d_q, 0);
+        if has_p {
+            let r = own(fr, p);
+            r.links[1] = q;
+            r.nb[1] = oq;
+        } else {
+            c.members.head = q;
         }
-        if q != NIL {
-            c.sum -= o.abs_diff(oq) as u32;
-            if p != NIL {
-                c.sum += op.abs_diff(oq) as u32;
-            }
+        if has_q {
+            let r = own(fr, q);
+            r.links[0] = p;
+            r.nb[0] = op;
+        } else {
+            c.members.tail = p;
+            c.last_off = op;
         }
-        unlink::<0, _, _>(&mut self.fr, &mut self.tour.cl_mut(s).members, f);
-        if p != NIL {
-            self.fr[p as usize].nb[1] = oq;
-        }
-        if q != NIL {
-            self.fr[q as usize].nb[0] = op;
-        }
-        self.fr[f as usize].place = NIL;
-        let Cluster { members, competes, .. } = *self.cl(s);
+        c.members.len -= 1;
+        let rec = own(fr, f);
+        rec.links = [NIL, NIL];
+        rec.place = NIL;
+        let Cluster { members, competes, .. } = *c;
         if members.len == 0 {
             if s == self.zeroed {
                 self.zeroed = NIL;
@@ -852,17 +938,32 @@ impl Replacer for Cfdc {
         }
     }
 
-    #[inline]
+    // Inlined into the simulator's request loop. The working region's move to the front is
+    // written out over a local slice of the frames (through `&mut self` the array's address and
+    // the region's ends were reloaded after every store): not the head, so the page has a
+    // predecessor and the head is another frame; only the tail may change, not the length.
+    #[inline(always)]
     fn on_hit(&mut self, frame: FrameId, access: &Access) {
-        self.fr.checked_mut(frame as usize).dirty |= access.kind.is_write();
-        if self.fr[frame as usize].place == IN_WORK {
-            if self.work.head != frame {
-                unlink::<0, _, _>(&mut self.fr, &mut self.work, frame);
-                link_front::<0, _, _>(&mut self.fr, &mut self.work, frame);
-            }
+        let fr = &mut self.fr.0[..];
+        let rec = &mut fr[frame as usize];
+        rec.dirty |= access.kind.is_write();
+        if rec.place != IN_WORK {
+            return self.priority_hit(frame);
+        }
+        let h = self.work.head;
+        if h == frame {
             return;
         }
-        self.priority_hit(frame);
+        let [p, q] = rec.links;
+        rec.links = [NIL, h];
+        own(fr, p).links[1] = q;
+        if q != NIL {
+            own(fr, q).links[0] = p;
+        } else {
+            self.work.tail = p;
+        }
+        own(fr, h).links[0] = frame;
+        self.work.head = frame;
     }
 
     #[inline(always)]
@@ -879,11 +980,21 @@ impl Replacer for Cfdc {
         (self.hint != NIL).then_some(self.hint)
     }
 
-    #[inline]
+    // Inlined into the simulator's miss path: the access stays in registers, and the clean
+    // displacement that follows runs in line (the dirty one joins its cluster out of line).
+    #[inline(always)]
     fn on_insert(&mut self, frame: FrameId, access: &Access) {
-        *self.fr.checked_mut(frame as usize) =
-            Frame { page: access.page, dirty: access.kind.is_write(), place: IN_WORK, ..FREE_FRAME };
-        link_front::<0, _, _>(&mut self.fr, &mut self.work, frame);
+        let fr = &mut self.fr.0[..];
+        let h = self.work.head;
+        fr[frame as usize] =
+            Frame { links: [NIL, h], page: access.page, dirty: access.kind.is_write(), place: IN_WORK, nb: [0; 2] };
+        if h == NIL {
+            self.work.tail = frame;
+        } else {
+            own(fr, h).links[0] = frame;
+        }
+        self.work.head = frame;
+        self.work.len += 1;
         self.len += 1;
         self.rebalance();
     }
