@@ -46,7 +46,7 @@ impl Replacer for Lru {
         Lru { node: vec![Link::FREE; capacity], queue: Ends::EMPTY, dirty: vec![0; capacity.div_ceil(64)] }
     }
 
-    #[inline]
+    #[inline(always)]
     fn on_hit(&mut self, frame: FrameId, access: &Access) {
         self.dirty[frame as usize / 64] |= u64::from(access.kind.is_write()) << (frame % 64);
         if self.queue.head != frame {
