@@ -1070,20 +1070,21 @@ impl RefCore {
     #[inline(always)]
     pub(crate) fn on_hit(&mut self, frame: FrameId, access: &Access) {
         self.clock += 1;
+        let clock = self.clock;
         // The host's frame number and, through it, the slot are checked here (a free frame's
         // slot is NIL): everything this hit reaches from them is the policy's own.
         let fr = self.fr.checked_mut(frame as usize);
-        let newly_dirty = access.kind.is_write() && !fr.dirty;
-        fr.dirty |= access.kind.is_write();
-        fr.stamp = self.clock;
-        let (s, in_win) = (fr.slot, fr.in_win);
-        // A page outside the window belongs to an `outer` block (or a victim block): no list
-        // order depends on its latest access.
+        fr.stamp = clock;
+        let (s, in_win, was_dirty) = (fr.slot, fr.in_win, fr.dirty);
         assert!((s as usize) < self.blk.0.len(), "ref: hit on free frame {frame}");
-        self.blk[s as usize].stamp = self.clock;
-        if newly_dirty {
+        // A read hit leaves the dirty flag alone (one test, no store).
+        if access.kind.is_write() && !was_dirty {
+            self.fr[frame as usize].dirty = true;
             self.dirty_pages[s as usize] += 1;
         }
+        // A page outside the window belongs to an `outer` block (or a victim block): no list
+        // order depends on its latest access.
+        self.blk[s as usize].stamp = clock;
         if in_win {
             self.hit_in_window(frame, s);
         }
