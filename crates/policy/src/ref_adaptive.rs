@@ -436,7 +436,7 @@ impl Replacer for RefAdaptive {
         self.served(false);
     }
 
-    #[inline]
+    #[inline(always)]
     fn on_insert(&mut self, frame: FrameId, access: &Access) {
         self.core.on_insert(frame, access);
         self.served(!access.kind.is_write());

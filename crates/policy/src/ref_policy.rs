@@ -261,14 +261,26 @@ impl Linked<0> for Block {
 const _: () = assert!(size_of::<Frame>() == 32 && size_of::<Block>() == 32);
 const _: () = assert!(crate::blocks::MAX_PPB <= u16::MAX as u64);
 
-/// Block slots per chunk of an `outer` bag: a chunk is one cache line.
-const CHUNK: usize = 15;
+/// Block slots per chunk of an `outer` bag: a chunk is one cache line. (A power of two, so that
+/// a member's place in the bag's first chunk is its count's low bits.)
+const CHUNK: usize = 16;
 
 /// Part of an `outer` bag.
 #[derive(Clone, Copy, Debug)]
 #[repr(C, align(64))]
 struct Chunk {
     slots: [u32; CHUNK],
+}
+
+/// What a bag keeps about each of its chunks, apart from the members (touched with the bound on
+/// every push and removal anyway).
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(16))]
+struct ChunkMeta {
+    /// A lower bound of the chunk's members' latest accesses (set when a member joins or moves
+    /// into it, tightened when a VB selection reads it whole). A block's latest access only
+    /// grows while it is in a bag, so the bound stays a bound as members are hit or leave.
+    min: u64,
     /// The bag's next chunk (all full), or the next free chunk; NIL at the end.
     next: u32,
 }
@@ -296,6 +308,291 @@ const _: () = assert!(size_of::<Chunk>() == 64);
 const FREE_FRAME: Frame = Frame { links: [[NIL; 2]; 2], stamp: 0, slot: NIL, off: 0, dirty: false, in_win: false };
 const NEW_BLOCK: Block = Block { stamp: 0, win: Ends::EMPTY, bucket: [NIL; 2], count: 0, in_vb: false, inner: false };
 
+/// Record `i` of a slice taken from one of the core's [`Recs`] arrays, without a bounds check:
+/// for the numbers the core handed out itself (the contract above). A slice held in a local
+/// keeps the array's address in a register across the stores through it, where indexing a
+/// `Recs` through `&mut self` reloads it (and the length) after each store.
+#[inline(always)]
+fn own<T>(v: &mut [T], i: u32) -> &mut T {
+    debug_assert!((i as usize) < v.len(), "record {i} of {}", v.len());
+    // SAFETY: as for `Recs`' index: `i` is a number the core handed out, below the length,
+    // which never changes after construction.
+    unsafe { v.get_unchecked_mut(i as usize) }
+}
+
+/// Hints the CPU to bring record `i` of `v` into cache, without testing `i` against the length
+/// (the hot paths' prefetches name records by links, which are records of `v` or NIL): a
+/// prefetch never faults, so an address past the end (NIL) only fetches nothing. The address
+/// is formed with `wrapping_add`, which may leave the allocation.
+#[inline(always)]
+fn hint_line<T>(v: &[T], i: u32) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch neither reads nor writes memory as far as the program is concerned and
+    // cannot fault; the pointer is never dereferenced.
+    unsafe {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        _mm_prefetch::<_MM_HINT_T0>(v.as_ptr().wrapping_add(i as usize) as *const i8);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (v, i);
+}
+
+/// The core's record arrays and count lists borrowed apart, as local slices, for the hot paths
+/// (an eviction from a victim block, a hit inside the window, an insertion): the same steps as
+/// [`RefCore::enter`] and [`RefCore::leave`], specialised to the cases those paths meet, with
+/// each record read once and written once.
+struct Hot<'a> {
+    fr: &'a mut [Frame],
+    blk: &'a mut [Block],
+    inner: &'a mut [Ends],
+    outer: &'a mut [Bag],
+    chunks: &'a mut [Chunk],
+    meta: &'a mut [ChunkMeta],
+    free_chunk: &'a mut u32,
+    max_count: &'a mut u32,
+}
+
+/// Borrows the core's hot fields apart (a macro, so that the other fields stay free for the
+/// caller's own use).
+macro_rules! hot {
+    ($core:expr) => {
+        Hot {
+            fr: &mut $core.fr.0,
+            blk: &mut $core.blk.0,
+            inner: &mut $core.inner,
+            outer: &mut $core.outer,
+            chunks: &mut $core.chunks.0,
+            meta: &mut $core.meta.0,
+            free_chunk: &mut $core.free_chunk,
+            max_count: &mut $core.max_count,
+        }
+    };
+}
+
+impl Hot<'_> {
+    /// Adds block `s` (latest access `stamp`, in no list) to `outer[c]`; answers its place.
+    #[inline(always)]
+    fn bag_push(&mut self, c: u32, s: u32, stamp: u64) -> [u32; 2] {
+        let bag = own(self.outer, c);
+        let i = bag.len as usize % CHUNK;
+        if i == 0 {
+            let n = *self.free_chunk;
+            let m = own(self.meta, n);
+            *self.free_chunk = m.next;
+            *m = ChunkMeta { min: stamp, next: bag.head };
+            bag.head = n;
+        } else {
+            let m = &mut own(self.meta, bag.head).min;
+            *m = (*m).min(stamp);
+        }
+        let h = bag.head;
+        bag.len += 1;
+        own(self.chunks, h).slots[i] = s;
+        [h, i as u32]
+    }
+
+    /// Removes the member at `place` from `outer[c]`: the bag's last member takes its place.
+    /// (The caller clears the removed block's own place.)
+    #[inline(always)]
+    fn bag_remove(&mut self, c: u32, [ch, i]: [u32; 2]) {
+        let bag = own(self.outer, c);
+        bag.len -= 1;
+        let last = bag.len as usize % CHUNK;
+        let h = bag.head;
+        let t = own(self.chunks, h).slots[last];
+        if last == 0 {
+            bag.head = own(self.meta, h).next;
+        }
+        debug_assert!((i as usize) < CHUNK);
+        // SAFETY: `i` is a place in a chunk the core wrote itself, below `CHUNK` (checked by
+        // `check`: every member records its place).
+        unsafe { *own(self.chunks, ch).slots.get_unchecked_mut(i as usize) = t };
+        let stamp = {
+            let b = own(self.blk, t);
+            b.bucket = [ch, i];
+            b.stamp
+        };
+        let m = &mut own(self.meta, ch).min;
+        *m = (*m).min(stamp);
+        if last == 0 {
+            own(self.meta, h).next = *self.free_chunk;
+            *self.free_chunk = h;
+        }
+    }
+
+    /// Lists block `s` (in no count list, not a victim block, with `c` ≥ 1 pages in the window,
+    /// `count` buffered, latest access `stamp`): in `inner[c]` (by latest access) when every
+    /// buffered page of it is inside the window, else in `outer[c]` ([`RefCore::relist`]).
+    #[inline(always)]
+    fn list(&mut self, s: u32, c: u32, count: u16, stamp: u64) {
+        debug_assert!(c > 0 && !self.blk[s as usize].in_vb);
+        *self.max_count = (*self.max_count).max(c);
+        if u32::from(count) != c {
+            let place = self.bag_push(c, s, stamp);
+            let b = own(self.blk, s);
+            b.bucket = place;
+            b.inner = false;
+            return;
+        }
+        let list = own(self.inner, c);
+        let head = list.head;
+        if head == NIL || own(self.blk, head).stamp < stamp {
+            let b = own(self.blk, s);
+            b.bucket = [NIL, head];
+            b.inner = true;
+            if head == NIL {
+                list.tail = s;
+            } else {
+                own(self.blk, head).bucket[0] = s;
+            }
+            list.head = s;
+            list.len += 1;
+        } else {
+            let b = own(self.blk, s);
+            b.bucket = [NIL; 2];
+            b.inner = true;
+            insert_inner(self.blk, list, s, stamp);
+        }
+    }
+
+    /// `e`, buffered just outside the window, enters it at its MRU end ([`RefCore::enter`]): to
+    /// the front of its block's FIFO, and the block from `outer[c]` (it had a page outside:
+    /// `e`), or from no list when `c` = 0, to the list of `c + 1`; a victim block stays in none.
+    #[inline(always)]
+    fn enter(&mut self, e: FrameId) {
+        let s = own(self.fr, e).slot;
+        let b = own(self.blk, s);
+        let (h, c, in_vb, bucket, count, stamp) = (b.win.head, b.win.len, b.in_vb, b.bucket, b.count, b.stamp);
+        debug_assert!(c == 0 || in_vb || !b.inner, "a block with a page outside the window is not inner");
+        b.win.head = e;
+        b.win.len = c + 1;
+        if h == NIL {
+            b.win.tail = e;
+        }
+        let fe = own(self.fr, e);
+        fe.in_win = true;
+        fe.links[WIN] = [NIL, h];
+        if h != NIL {
+            own(self.fr, h).links[WIN][0] = e;
+        }
+        if in_vb {
+            return;
+        }
+        if c > 0 {
+            self.bag_remove(c, bucket);
+        }
+        self.list(s, c + 1, count, stamp);
+    }
+
+    /// `f`, a page of block `s` inside the window, leaves it and stays buffered (a hit on it;
+    /// [`RefCore::leave`]): out of its block's FIFO, and the block from its list at `c` to
+    /// `outer[c − 1]` (`f` is now outside), or to none at 0; a victim block stays in none.
+    #[inline(always)]
+    fn leave(&mut self, f: FrameId, s: u32) {
+        let r = own(self.fr, f);
+        let [p, q] = r.links[WIN];
+        r.in_win = false;
+        r.links[WIN] = [NIL; 2];
+        let b = own(self.blk, s);
+        let (c, in_vb, inner, bucket, count, stamp) = (b.win.len, b.in_vb, b.inner, b.bucket, b.count, b.stamp);
+        if p == NIL {
+            b.win.head = q;
+        }
+        if q == NIL {
+            b.win.tail = p;
+        }
+        b.win.len = c - 1;
+        if p != NIL {
+            own(self.fr, p).links[WIN][1] = q;
+        }
+        if q != NIL {
+            own(self.fr, q).links[WIN][0] = p;
+        }
+        if in_vb {
+            return;
+        }
+        if inner {
+            let list = own(self.inner, c);
+            let [bp, bq] = bucket;
+            if bp != NIL {
+                own(self.blk, bp).bucket[1] = bq;
+            } else {
+                list.head = bq;
+            }
+            if bq != NIL {
+                own(self.blk, bq).bucket[0] = bp;
+            } else {
+                list.tail = bp;
+            }
+            list.len -= 1;
+        } else {
+            self.bag_remove(c, bucket);
+        }
+        if c > 1 {
+            self.list(s, c - 1, count, stamp);
+        } else {
+            own(self.blk, s).bucket = [NIL; 2];
+        }
+    }
+
+    /// [`RefCore::prefetch_entering`] over the local slices (the pages and blocks it reads
+    /// are the core's own, so without bounds checks; the prefetches themselves check).
+    #[inline(always)]
+    fn prefetch_entering(&mut self, e: FrameId) {
+        let n1 = own(self.fr, e).links[LRU][0];
+        if n1 == NIL {
+            return;
+        }
+        let r1 = *own(self.fr, n1);
+        let b1 = *own(self.blk, r1.slot);
+        hint_line(self.fr, b1.win.head);
+        if b1.inner {
+            hint_line(self.blk, b1.bucket[0]);
+            hint_line(self.blk, b1.bucket[1]);
+        } else {
+            hint_line(self.chunks, b1.bucket[0]);
+        }
+        let n2 = r1.links[LRU][0];
+        if n2 == NIL {
+            return;
+        }
+        let r2 = *own(self.fr, n2);
+        hint_line(self.blk, r2.slot);
+        hint_line(self.fr, r2.links[LRU][0]);
+    }
+}
+
+/// Inserts block `s` into the `inner` list `list` by its latest access `stamp`, walking from
+/// the front (only after an external removal can it belong anywhere but the front).
+#[cold]
+#[inline(never)]
+fn insert_inner(blk: &mut [Block], list: &mut Ends, s: u32, stamp: u64) {
+    let mut a = list.head;
+    while a != NIL && blk[a as usize].stamp > stamp {
+        a = blk[a as usize].bucket[1];
+    }
+    if a == NIL {
+        link_back::<0, _, _>(blk, list, s);
+    } else {
+        link_before::<0, _, _>(blk, list, a, s);
+    }
+}
+
+/// What [`RefCore::scan_vb`] finds.
+#[derive(Clone, Copy, Debug)]
+struct Scan {
+    /// The LRU-most unpinned page of the victim page list, or NIL.
+    best: FrameId,
+    /// Its block slot.
+    slot: u32,
+    /// It is the back of its block's FIFO (no pinned page was skipped).
+    tail: bool,
+    /// The list (pinned pages included) holds a buffered page.
+    any: bool,
+    /// The LRU-most unpinned page of the list among the other victim blocks, or NIL.
+    second: FrameId,
+}
+
 /// The machinery shared by [`Ref`] and [`BpRef`].
 #[derive(Clone, Debug)]
 pub(crate) struct RefCore {
@@ -321,13 +618,11 @@ pub(crate) struct RefCore {
     /// `outer[c]`: the blocks outside VB with `c` pages in the window and some outside it, in no
     /// particular order (every one of them is newer than every block of `inner`).
     outer: Vec<Bag>,
-    /// The chunks of the `outer` bags, and the free ones (linked through `next` from
+    /// The chunks of the `outer` bags, and the free ones (linked through their `meta.next` from
     /// `free_chunk`).
     chunks: Recs<Chunk>,
-    /// Per chunk: a lower bound of its members' latest accesses (set when a member joins or
-    /// moves into it, tightened when a VB selection reads it whole). A block's latest access
-    /// only grows while it is in a bag, so the bound stays a bound as members are hit or leave.
-    chunk_min: Recs<u64>,
+    /// Per chunk: its bound and its link ([`ChunkMeta`]).
+    meta: Recs<ChunkMeta>,
     free_chunk: u32,
     /// No list above this count is non-empty (lowered lazily).
     max_count: u32,
@@ -406,15 +701,15 @@ impl RefCore {
             inner: vec![Ends::EMPTY; ppb as usize + 1],
             outer: vec![Bag::EMPTY; ppb as usize + 1],
             // At most one partly filled chunk per bag.
-            chunks: Recs(
+            chunks: Recs(vec![Chunk { slots: [NIL; CHUNK] }; slots / CHUNK + ppb as usize + 2]),
+            meta: Recs(
                 (0..slots / CHUNK + ppb as usize + 2)
-                    .map(|i| Chunk {
-                        slots: [NIL; CHUNK],
+                    .map(|i| ChunkMeta {
+                        min: 0,
                         next: if i + 1 < slots / CHUNK + ppb as usize + 2 { i as u32 + 1 } else { NIL },
                     })
                     .collect(),
             ),
-            chunk_min: Recs(vec![0; slots / CHUNK + ppb as usize + 2]),
             free_chunk: 0,
             max_count: 0,
             vb: Vec::with_capacity(vb_cap),
@@ -532,8 +827,8 @@ impl RefCore {
         let i = bag.len as usize % CHUNK;
         if i == 0 {
             let n = self.free_chunk;
-            self.free_chunk = self.chunks[n as usize].next;
-            self.chunks[n as usize].next = bag.head;
+            self.free_chunk = self.meta[n as usize].next;
+            self.meta[n as usize].next = bag.head;
             bag.head = n;
         }
         let h = bag.head as usize;
@@ -541,7 +836,7 @@ impl RefCore {
         bag.len += 1;
         let b = &mut self.blk[s as usize];
         b.bucket = [h as u32, i as u32];
-        let m = &mut self.chunk_min[h];
+        let m = &mut self.meta[h].min;
         *m = if i == 0 { b.stamp } else { (*m).min(b.stamp) };
     }
 
@@ -557,11 +852,11 @@ impl RefCore {
         self.chunks[ch as usize].slots[i as usize] = t;
         let b = &mut self.blk[t as usize];
         b.bucket = [ch, i];
-        let m = &mut self.chunk_min[ch as usize];
+        let m = &mut self.meta[ch as usize].min;
         *m = (*m).min(b.stamp);
         if last == 0 {
-            bag.head = self.chunks[h as usize].next;
-            self.chunks[h as usize].next = self.free_chunk;
+            bag.head = self.meta[h as usize].next;
+            self.meta[h as usize].next = self.free_chunk;
             self.free_chunk = h;
         }
         self.blk[s as usize].bucket = [NIL; 2];
@@ -580,9 +875,10 @@ impl RefCore {
         }
         let (mut ch, mut n) = (bag.head, (bag.len as usize - 1) % CHUNK + 1);
         while ch != NIL {
-            let next = self.chunks[ch as usize].next;
+            let next = self.meta[ch as usize].next;
             prefetch(self.chunks.as_slice(), next as usize);
-            if oldest.len() < keep || self.chunk_min[ch as usize] < oldest[keep - 1].0 {
+            prefetch(self.meta.as_slice(), next as usize);
+            if oldest.len() < keep || self.meta[ch as usize].min < oldest[keep - 1].0 {
                 let mut min = u64::MAX;
                 for k in 0..n {
                     let s = self.chunks[ch as usize].slots[k];
@@ -596,7 +892,7 @@ impl RefCore {
                         oldest.insert(at, (stamp, s));
                     }
                 }
-                self.chunk_min[ch as usize] = min;
+                self.meta[ch as usize].min = min;
             }
             ch = next;
             n = CHUNK;
@@ -613,11 +909,12 @@ impl RefCore {
         let (mut ch, mut n) = (bag.head, (bag.len as usize - 1) % CHUNK + 1);
         while ch != NIL {
             let chunk = &self.chunks[ch as usize];
-            prefetch(self.chunks.as_slice(), chunk.next as usize);
+            let next = self.meta[ch as usize].next;
+            prefetch(self.chunks.as_slice(), next as usize);
             for &s in &chunk.slots[..n] {
                 visit(s);
             }
-            ch = chunk.next;
+            ch = next;
             n = CHUNK;
         }
     }
@@ -650,19 +947,8 @@ impl RefCore {
     }
 
     /// Inserts block `s` into `inner[c]` by its latest access `stamp`, walking from the front.
-    #[cold]
-    #[inline(never)]
     fn insert_inner(&mut self, s: u32, c: u32, stamp: u64) {
-        let list = &mut self.inner[c as usize];
-        let mut a = list.head;
-        while a != NIL && self.blk[a as usize].stamp > stamp {
-            a = self.blk[a as usize].bucket[1];
-        }
-        if a == NIL {
-            link_back::<0, _, _>(&mut self.blk, list, s);
-        } else {
-            link_before::<0, _, _>(&mut self.blk, list, a, s);
-        }
+        insert_inner(&mut self.blk.0, &mut self.inner[c as usize], s, stamp);
     }
 
     /// `f` enters the window at its MRU end: it joins its block's in-window FIFO.
@@ -753,9 +1039,9 @@ impl RefCore {
         self.hint = h;
         if h != NIL {
             let r = &self.fr[h as usize];
-            prefetch(self.fr.as_slice(), r.links[LRU][0] as usize);
-            prefetch(self.fr.as_slice(), r.links[LRU][1] as usize);
-            prefetch(self.fr.as_slice(), r.links[WIN][0] as usize);
+            hint_line(&self.fr, r.links[LRU][0]);
+            hint_line(&self.fr, r.links[LRU][1]);
+            hint_line(&self.fr, r.links[WIN][0]);
         }
     }
 
@@ -784,26 +1070,40 @@ impl RefCore {
     #[inline(always)]
     pub(crate) fn on_hit(&mut self, frame: FrameId, access: &Access) {
         self.clock += 1;
+        let clock = self.clock;
         // The host's frame number and, through it, the slot are checked here (a free frame's
         // slot is NIL): everything this hit reaches from them is the policy's own.
         let fr = self.fr.checked_mut(frame as usize);
-        let newly_dirty = access.kind.is_write() && !fr.dirty;
-        fr.dirty |= access.kind.is_write();
-        fr.stamp = self.clock;
-        let (s, in_win) = (fr.slot, fr.in_win);
-        // A page outside the window belongs to an `outer` block (or a victim block): no list
-        // order depends on its latest access.
+        fr.stamp = clock;
+        let (s, in_win, was_dirty) = (fr.slot, fr.in_win, fr.dirty);
         assert!((s as usize) < self.blk.0.len(), "ref: hit on free frame {frame}");
-        self.blk[s as usize].stamp = self.clock;
-        if newly_dirty {
+        // A read hit leaves the dirty flag alone (one test, no store).
+        if access.kind.is_write() && !was_dirty {
+            self.fr[frame as usize].dirty = true;
             self.dirty_pages[s as usize] += 1;
         }
+        // A page outside the window belongs to an `outer` block (or a victim block): no list
+        // order depends on its latest access.
+        self.blk[s as usize].stamp = clock;
         if in_win {
             self.hit_in_window(frame, s);
         }
-        if self.lru.head != frame {
-            unlink::<LRU, _, _>(&mut self.fr, &mut self.lru, frame);
-            link_front::<LRU, _, _>(&mut self.fr, &mut self.lru, frame);
+        // To the front of the LRU list, written out over a local slice: a frame that is not the
+        // head has a neighbour towards the MRU end, and the head is another frame.
+        let h = self.lru.head;
+        if h != frame {
+            let fr = &mut self.fr.0[..];
+            let [p, q] = own(fr, frame).links[LRU];
+            debug_assert!(p != NIL && h != NIL);
+            own(fr, p).links[LRU][1] = q;
+            if q != NIL {
+                own(fr, q).links[LRU][0] = p;
+            } else {
+                self.lru.tail = p;
+            }
+            own(fr, frame).links[LRU] = [NIL, h];
+            own(fr, h).links[LRU][0] = frame;
+            self.lru.head = frame;
         }
     }
 
@@ -812,7 +1112,14 @@ impl RefCore {
     #[inline(never)]
     fn hit_in_window(&mut self, frame: FrameId, s: u32) {
         if self.len() > self.w {
-            self.leave_window(frame);
+            // The page just outside the window enters it (there is one: len > w).
+            let e = self.fr[self.boundary as usize].links[LRU][0];
+            debug_assert!(e != NIL);
+            let mut h = hot!(self);
+            h.leave(frame, s);
+            h.enter(e);
+            h.prefetch_entering(e);
+            self.boundary = e;
         } else {
             // Every page is in the window and stays there, now at its MRU end: to the front of
             // its block's FIFO, and the block, now the newest, to the front of its `inner` list.
@@ -827,48 +1134,91 @@ impl RefCore {
         }
     }
 
-    #[inline]
+    /// An insertion. Outside the window (every insertion once the buffer is full and the window
+    /// is not all of it) it is LRU's insertion plus the frame and block records, over local
+    /// slices, small enough to inline into the host's miss; an insertion into the window (while
+    /// the buffer fills, or with a whole-buffer window) is out of line.
+    #[inline(always)]
     pub(crate) fn on_insert(&mut self, frame: FrameId, access: &Access) {
-        let s = self.slot(self.size.block(access.page));
-        let off = self.size.offset(access.page);
+        let block = self.size.block(access.page);
+        let off = self.size.offset(access.page) as u16;
+        let s = match self.blocks.dense_slot(block) {
+            Some(s) => s,
+            None => self.slot(block),
+        };
         // The host's frame number is checked here, and that the frame is free.
         assert!(self.fr.checked(frame as usize).slot == NIL, "ref: insertion into buffered frame {frame}");
         self.clock += 1;
-        self.fr[frame as usize] =
-            Frame { stamp: self.clock, slot: s, off: off as u16, dirty: access.kind.is_write(), ..FREE_FRAME };
-        if access.kind.is_write() {
-            self.dirty_pages[s as usize] += 1;
+        let clock = self.clock;
+        let write = access.kind.is_write();
+        if write {
+            *own(&mut self.dirty_pages.0, s) += 1;
         }
-        link_front::<LRU, _, _>(&mut self.fr, &mut self.lru, frame);
+        // To the front of the LRU list, the record written whole.
+        let fr = &mut self.fr.0[..];
+        let head = self.lru.head;
+        *own(fr, frame) =
+            Frame { links: [[NIL, head], [NIL; 2]], stamp: clock, slot: s, off, dirty: write, in_win: false };
+        if head == NIL {
+            self.lru.tail = frame;
+        } else {
+            own(fr, head).links[LRU][0] = frame;
+        }
+        self.lru.head = frame;
+        self.lru.len += 1;
         // At the MRU end, `frame` is in the window iff the window covers everything.
-        if self.len() <= self.w {
-            self.unlist(s);
-            let b = &mut self.blk[s as usize];
-            b.count += 1;
-            b.stamp = self.clock;
-            self.boundary = frame;
-            self.fr[frame as usize].in_win = true;
-            link_front::<WIN, _, _>(&mut self.fr, &mut self.blk[s as usize].win, frame);
-            self.relist(s);
+        if self.lru.len as usize <= self.w {
+            self.insert_in_window(frame, s);
             return;
         }
         // Outside the window the block's in-window count stays; it now has a page outside, so
         // it belongs to `outer`: an `inner` block moves there, an `outer` one (unordered) stays
         // where it is.
-        let b = &mut self.blk[s as usize];
-        if b.inner && !b.in_vb && b.win.len > 0 {
-            self.unlist(s);
-            let b = &mut self.blk[s as usize];
-            b.count += 1;
-            b.stamp = self.clock;
-            self.relist(s);
+        let b = *own(&mut self.blk.0, s);
+        let c = b.win.len;
+        if b.inner && !b.in_vb && c > 0 {
+            let mut h = hot!(self);
+            // Out of `inner[c]` into `outer[c]` (`relist` with a count above `c`).
+            let list = own(h.inner, c);
+            let [bp, bq] = b.bucket;
+            if bp != NIL {
+                own(h.blk, bp).bucket[1] = bq;
+            } else {
+                list.head = bq;
+            }
+            if bq != NIL {
+                own(h.blk, bq).bucket[0] = bp;
+            } else {
+                list.tail = bp;
+            }
+            list.len -= 1;
+            debug_assert!(*h.max_count >= c);
+            let bucket = h.bag_push(c, s, clock);
+            *own(h.blk, s) = Block { stamp: clock, bucket, count: b.count + 1, inner: false, ..b };
         } else {
+            let b = own(&mut self.blk.0, s);
             b.count += 1;
-            b.stamp = self.clock;
+            b.stamp = clock;
         }
     }
 
-    #[inline]
+    /// The insertion's part when `frame` (of block slot `s`, already at the front of the LRU
+    /// list) is inside the window: into its block's FIFO, and the block relisted.
+    #[cold]
+    #[inline(never)]
+    fn insert_in_window(&mut self, frame: FrameId, s: u32) {
+        self.unlist(s);
+        let b = &mut self.blk[s as usize];
+        b.count += 1;
+        b.stamp = self.clock;
+        self.boundary = frame;
+        self.fr[frame as usize].in_win = true;
+        link_front::<WIN, _, _>(&mut self.fr, &mut self.blk[s as usize].win, frame);
+        self.relist(s);
+    }
+
+    /// The slot of `block`, allocated (and its records reset) if it has none.
+    #[inline(never)]
     pub(crate) fn slot(&mut self, block: u64) -> u32 {
         let (s, created) = self.blocks.get_or_insert(block);
         if created {
@@ -910,35 +1260,39 @@ impl RefCore {
     /// included) holds any buffered page.
     #[inline]
     pub(crate) fn best_victim<P: Pins + ?Sized>(&self, pins: &P) -> (Option<FrameId>, bool) {
-        let (best, any, _) = self.scan_vb(pins);
-        ((best != NIL).then_some(best), any)
+        let sc = self.scan_vb(pins);
+        ((sc.best != NIL).then_some(sc.best), sc.any)
     }
 
-    /// [`Self::best_victim`] as (frame or NIL, any), with the runner-up: the LRU-most unpinned
-    /// page of the list among the other victim blocks (NIL if none), the next victim when the
-    /// best one's block has no other (a hint).
+    /// [`Self::best_victim`], with the victim's block and whether it is the back of that
+    /// block's FIFO (no pinned page skipped), and the runner-up: the LRU-most unpinned page of
+    /// the list among the other victim blocks (NIL if none), the next victim when the best
+    /// one's block has no other (a hint).
     #[inline(always)]
-    fn scan_vb<P: Pins + ?Sized>(&self, pins: &P) -> (FrameId, bool, FrameId) {
-        let (mut best, mut best_stamp, mut any) = (NIL, u64::MAX, false);
-        let (mut second, mut second_stamp) = (NIL, u64::MAX);
+    fn scan_vb<P: Pins + ?Sized>(&self, pins: &P) -> Scan {
+        let mut sc = Scan { best: NIL, slot: NIL, tail: false, any: false, second: NIL };
+        let (mut best_stamp, mut second_stamp) = (u64::MAX, u64::MAX);
+        let (fr, blk) = (&self.fr, &self.blk);
         for &s in &self.vb {
-            let mut f = self.blk[s as usize].win.tail;
+            let t = blk[s as usize].win.tail;
+            let mut f = t;
             while f != NIL {
-                any = true;
+                sc.any = true;
                 if !pins.is_pinned(f) {
-                    let stamp = self.fr[f as usize].stamp;
+                    let stamp = fr[f as usize].stamp;
                     if stamp < best_stamp {
-                        (second, second_stamp) = (best, best_stamp);
-                        (best, best_stamp) = (f, stamp);
+                        (sc.second, second_stamp) = (sc.best, best_stamp);
+                        (sc.best, best_stamp) = (f, stamp);
+                        (sc.slot, sc.tail) = (s, f == t);
                     } else if stamp < second_stamp {
-                        (second, second_stamp) = (f, stamp);
+                        (sc.second, second_stamp) = (f, stamp);
                     }
                     break;
                 }
-                f = self.fr[f as usize].links[WIN][0];
+                f = fr[f as usize].links[WIN][0];
             }
         }
-        (best, any, second)
+        sc
     }
 
     pub(crate) fn vb_has_block(&self, block: u64) -> bool {
@@ -1019,6 +1373,7 @@ impl RefCore {
         }
     }
 
+    #[inline(always)]
     pub(crate) fn victims<P: Pins + ?Sized>(
         &mut self,
         incoming: &Access,
@@ -1033,14 +1388,10 @@ impl RefCore {
         if self.len() == 0 {
             return Err(EvictError::Empty);
         }
-        let inc_block = self.size.block(incoming.page);
-        // The incoming page takes the MRU position: inside the window only if it is everything.
-        let inc_in_window = self.w >= self.cap;
         for attempt in 0..2 {
-            let (best, any, second) = self.scan_vb(pins);
+            let Scan { best, slot: s, tail, any, second } = self.scan_vb(pins);
             if best != NIL {
-                let s = self.fr[best as usize].slot;
-                self.evict(best, pins, out);
+                self.evict(best, s, tail, pins, out);
                 // The next victim: the new tail of that block's FIFO or the runner-up, the
                 // older of the two (both records are in cache: the tail's was just relinked).
                 let t = self.blk[s as usize].win.tail;
@@ -1050,6 +1401,9 @@ impl RefCore {
                 self.set_hint(older(t, second));
                 return Ok(());
             }
+            let inc_block = self.size.block(incoming.page);
+            // The incoming page takes the MRU position: inside the window only if it is everything.
+            let inc_in_window = self.w >= self.cap;
             if inc_in_window && self.vb_has_block(inc_block) {
                 out.bypass = true;
                 return Ok(());
@@ -1077,8 +1431,7 @@ impl RefCore {
     /// choice (one call and its register saves less per eviction); the padding, rare, is out
     /// of line.
     #[inline(always)]
-    pub(crate) fn evict<P: Pins + ?Sized>(&mut self, f: FrameId, pins: &P, out: &mut Evictions) {
-        let s = self.fr[f as usize].slot;
+    pub(crate) fn evict<P: Pins + ?Sized>(&mut self, f: FrameId, s: u32, tail: bool, pins: &P, out: &mut Evictions) {
         if let Some(above) = self.pad_above
             && self.blk[s as usize].win.len > above
             && self.dirty_pages[s as usize] > 0
@@ -1086,9 +1439,76 @@ impl RefCore {
         {
             return;
         }
-        self.count_single(f, false);
-        self.drop_frame(f);
+        if tail {
+            self.evict_tail(f, s, out);
+        } else {
+            self.count_single(f, false);
+            self.drop_frame(f);
+            out.victims.push(f);
+        }
+    }
+
+    /// Evicts `f`, the back of victim block `s`'s FIFO (the eviction's usual case: no pinned
+    /// page skipped): [`Self::count_single`] and [`Self::drop_frame`] for a page inside the
+    /// window of a victim block, whose block stays in no list and is not released, over local
+    /// slices.
+    #[inline(always)]
+    fn evict_tail(&mut self, f: FrameId, s: u32, out: &mut Evictions) {
+        let mut h = hot!(self);
+        let r = *own(h.fr, f);
+        debug_assert!(r.in_win && r.slot == s && h.blk[s as usize].in_vb && h.blk[s as usize].win.tail == f);
+        if r.dirty {
+            self.events.dirty_evictions += 1;
+            let tag = self.selections.wrapping_add(1);
+            let e = own(&mut self.episode_of.0, s);
+            if *e != tag {
+                self.events.episodes += 1;
+                *e = tag;
+            }
+            *own(&mut self.dirty_pages.0, s) -= 1;
+        }
+        // Out of its block's FIFO, at the back.
+        let p = r.links[WIN][0];
+        let b = own(h.blk, s);
+        b.count -= 1;
+        b.win.tail = p;
+        b.win.len -= 1;
+        if p == NIL {
+            b.win.head = NIL;
+        } else {
+            own(h.fr, p).links[WIN][1] = NIL;
+        }
+        // The page just outside the window enters it (when `f` is the boundary, that is its
+        // own neighbour).
+        let bd = self.boundary;
+        let e = own(h.fr, bd).links[LRU][0];
+        if e != NIL {
+            h.enter(e);
+            self.boundary = e;
+        } else if f == bd {
+            self.boundary = r.links[LRU][1];
+        }
+        // Out of the LRU list.
+        let [p, q] = r.links[LRU];
+        if p != NIL {
+            own(h.fr, p).links[LRU][1] = q;
+        } else {
+            self.lru.head = q;
+        }
+        if q != NIL {
+            own(h.fr, q).links[LRU][0] = p;
+        } else {
+            self.lru.tail = p;
+        }
+        self.lru.len -= 1;
+        let x = own(h.fr, f);
+        x.links = [[NIL; 2]; 2];
+        x.slot = NIL;
+        x.in_win = false;
         out.victims.push(f);
+        if e != NIL {
+            h.prefetch_entering(e);
+        }
     }
 
     /// BP-REF: evicts every buffered page of victim block `s` as one padded block, if the
@@ -1216,7 +1636,7 @@ impl RefCore {
                     {
                         return Err(format!("ref: outer bag {c}: slot {s} does not record its place"));
                     }
-                    if self.blk.as_slice()[s as usize].stamp < self.chunk_min.as_slice()[ch as usize] {
+                    if self.blk.as_slice()[s as usize].stamp < self.meta.as_slice()[ch as usize].min {
                         return Err(format!(
                             "ref: outer bag {c}: chunk {ch}'s bound is above slot {s}'s latest access"
                         ));
@@ -1226,7 +1646,7 @@ impl RefCore {
                     }
                 }
                 members += n;
-                ch = self.chunks.as_slice()[ch as usize].next;
+                ch = self.meta.as_slice()[ch as usize].next;
                 n = CHUNK;
             }
             if members != bag.len as usize {
@@ -1238,7 +1658,7 @@ impl RefCore {
             if ch as usize >= self.chunks.as_slice().len() || std::mem::replace(&mut chunk_used[ch as usize], true) {
                 return Err(format!("ref: free chunk {ch} out of range or in use"));
             }
-            ch = self.chunks.as_slice()[ch as usize].next;
+            ch = self.meta.as_slice()[ch as usize].next;
         }
         if let Some(ch) = chunk_used.iter().position(|&u| !u) {
             return Err(format!("ref: chunk {ch} is neither free nor in a bag"));
@@ -1335,7 +1755,7 @@ macro_rules! delegate_replacer {
                 self.core.on_hit(frame, access)
             }
 
-            #[inline]
+            #[inline(always)]
             fn on_insert(&mut self, frame: FrameId, access: &Access) {
                 self.core.on_insert(frame, access)
             }
@@ -1355,7 +1775,7 @@ macro_rules! delegate_replacer {
                 self.core.likely_victim()
             }
 
-            #[inline]
+            #[inline(always)]
             fn victims<P: Pins + ?Sized>(
                 &mut self,
                 incoming: &Access,
