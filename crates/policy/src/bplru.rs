@@ -38,6 +38,7 @@ use std::cell::Cell;
 
 use crate::blocks::{BlockSize, BlockTable, Ends, Linked, PPB_DOC, PageRec, link_back, parse_ppb, unlink, walk};
 use crate::params::{ParamDoc, PolicyParams};
+use crate::recs::own;
 use crate::replacer::{Access, BlockPad, EvictError, Evictions, FrameId, NIL, Pins, Replacer};
 
 /// Sequence offset of a block whose writes were not sequential.
@@ -121,18 +122,6 @@ pub struct Bplru {
     /// reads was prefetched two requests earlier (one request, about 40 ns, is less than a
     /// memory access: reading the record one request after its prefetch stalled the loop).
     wait: Cell<bool>,
-}
-
-/// Record `i` of a local slice without a bounds check: a local slice's address stays in a
-/// register across the stores through it, where indexing through `&mut self` reloads the
-/// vector's address and length after each store.
-#[inline(always)]
-fn own<T>(v: &mut [T], i: u32) -> &mut T {
-    debug_assert!((i as usize) < v.len(), "record {i} of {}", v.len());
-    // SAFETY: `i` is a block slot BPLRU handed out (from its block table, a frame record or an
-    // LRU link it wrote), below the length of `blk`, which never changes after construction;
-    // `check_invariants` (after every step of the tests, debug assertions on) verifies them.
-    unsafe { v.get_unchecked_mut(i as usize) }
 }
 
 /// Moves live block `s` to the MRU end of the block LRU list; `true` when it was the LRU block

@@ -81,7 +81,7 @@ use std::hint::select_unpredictable;
 
 use crate::blocks::{BlockSize, BlockTable, Ends, Linked, MAX_PPB, link_front, prefetch, unlink, walk};
 use crate::params::{ParamDoc, PolicyParams, fmt_float, parse_fraction, parse_int};
-use crate::recs::Recs;
+use crate::recs::{Recs, own, own_ref};
 use crate::replacer::{Access, EvictError, Evictions, FrameId, NIL, Pins, Replacer};
 
 /// Parameters of [`Cfdc`].
@@ -222,24 +222,6 @@ const EMPTY: Node = Node { win: NIL, key: Key { d: 0, nn: 0, ts: 0 }, min_flip: 
 // compare and a branch, with the length reloaded after every store through `&mut self`. The
 // invariants are what `check_invariants` and the tournament's property test exercise after
 // every step, with debug assertions on, so an index out of bounds panics there.
-
-/// Record `i` of a local slice of the policy's own records, unchecked under the contract above
-/// (the same as `Recs`' index): a local slice keeps the array's address in a register across
-/// the stores through it, where `Recs` indexing through `&mut self` reloads it after each.
-#[inline(always)]
-fn own<T>(v: &mut [T], i: u32) -> &mut T {
-    debug_assert!((i as usize) < v.len(), "record {i} of {}", v.len());
-    // SAFETY: `i` is a number CFDC handed out (a link, slot or node number), below the length.
-    unsafe { v.get_unchecked_mut(i as usize) }
-}
-
-/// Record `i` of a local slice, read-only (see [`own`]).
-#[inline(always)]
-fn own_ref<T>(v: &[T], i: usize) -> &T {
-    debug_assert!(i < v.len(), "record {i} of {}", v.len());
-    // SAFETY: as for `own`.
-    unsafe { v.get_unchecked(i) }
-}
 
 /// Internal node `i` of the tournament (in `pair[i / 2]`), unchecked as [`own`].
 #[inline(always)]

@@ -41,7 +41,7 @@
 
 use crate::blocks::{BlockSize, BlockTable, Ends, Linked, PPB_DOC, link_back, link_before, parse_ppb, unlink, walk};
 use crate::params::{ParamDoc, PolicyParams};
-use crate::recs::Recs;
+use crate::recs::{Recs, hint_line, own};
 use crate::replacer::{Access, EvictError, Evictions, FrameId, NIL, Pins, Replacer};
 
 /// Bit `j` set for each non-zero `chunk[j]` (at most 16 entries). A full chunk takes four
@@ -67,34 +67,6 @@ fn nonzero_mask(chunk: &[u32]) -> u32 {
         }
     }
     chunk.iter().enumerate().fold(0, |m, (j, &e)| m | u32::from(e != 0) << j)
-}
-
-/// Hints the CPU to bring record `i` of one of FAB's arrays into cache, for a number FAB handed
-/// out itself (a live block slot and its table entries: see [`Fab::blk`]), so without the bounds
-/// test of `blocks::prefetch` (two per request).
-#[inline(always)]
-fn prefetch_own<T>(v: &[T], i: usize) {
-    debug_assert!(i < v.len(), "record {i} of {}", v.len());
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: `i` is below the length (the `Recs` contract), so the pointer stays in `v`; a
-    // prefetch never faults or writes.
-    unsafe {
-        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        _mm_prefetch::<_MM_HINT_T0>(v.as_ptr().add(i) as *const i8);
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (v, i);
-}
-
-/// Record `i` of a slice taken from one of FAB's [`Recs`] arrays, without a bounds check: for
-/// the numbers FAB hands out itself (see [`Fab::blk`]). A local slice keeps the array's address
-/// in a register across the stores through it, where `Recs` indexing through `&mut self`
-/// reloads it after each.
-#[inline(always)]
-fn own<T>(v: &mut [T], i: u32) -> &mut T {
-    debug_assert!((i as usize) < v.len(), "record {i} of {}", v.len());
-    // SAFETY: as for `Recs`' index: `i` is a number FAB handed out, below the length.
-    unsafe { v.get_unchecked_mut(i as usize) }
 }
 
 // ------------------------------------------------------------------------------------------
@@ -398,8 +370,8 @@ impl Replacer for Fab {
     #[inline(always)]
     fn prefetch(&self, page: u64) {
         if let Some(s) = self.blocks.dense_slot(self.size.block(page)) {
-            prefetch_own(&self.blk, s as usize);
-            prefetch_own(&self.offs, self.entry(s, page));
+            hint_line(&self.blk, s as usize);
+            hint_line(&self.offs, self.entry(s, page));
         }
     }
 

@@ -1,5 +1,7 @@
 //! Record arrays indexed without bounds checks, for the policies whose hot paths index their own
-//! arrays dozens of times per request (REF's eviction, CFDC's tournament).
+//! arrays dozens of times per request (REF's eviction, CFDC's tournament, FAB's and BPLRU's
+//! block moves), and the same unchecked access to a local slice of such an array ([`own`],
+//! [`own_ref`]) and a prefetch without a bounds test ([`hint_line`]).
 //!
 //! A bounds check is a compare and a branch, and the length it compares with must be reloaded
 //! after every store through `&mut self`. The contract that makes the unchecked index sound:
@@ -66,6 +68,45 @@ impl<T> IndexMut<usize> for Recs<T> {
         // SAFETY: as for `index`.
         unsafe { self.0.get_unchecked_mut(i) }
     }
+}
+
+/// Record `i` of a local slice of one of the policy's record arrays, unchecked under the
+/// module's contract (`i` a number the policy handed out itself). A slice held in a local keeps
+/// the array's address in a register across the stores through it, where indexing a [`Recs`]
+/// through `&mut self` reloads the address (and the length) after each store: the hot paths of
+/// FAB, BPLRU, REF and CFDC borrow their arrays apart and index them with this.
+#[inline(always)]
+pub(crate) fn own<T>(v: &mut [T], i: u32) -> &mut T {
+    debug_assert!((i as usize) < v.len(), "record {i} of {}", v.len());
+    // SAFETY: as for `Recs`' index: `i` is a number the policy handed out, below the length,
+    // which never changes after construction.
+    unsafe { v.get_unchecked_mut(i as usize) }
+}
+
+/// Record `i` of a local slice, read-only (see [`own`]).
+#[inline(always)]
+pub(crate) fn own_ref<T>(v: &[T], i: usize) -> &T {
+    debug_assert!(i < v.len(), "record {i} of {}", v.len());
+    // SAFETY: as for `own`.
+    unsafe { v.get_unchecked(i) }
+}
+
+/// Hints the CPU to bring record `i` of `v` into cache, without testing `i` against the length
+/// (where `blocks::prefetch` tests it): for records named by the policy's own numbers or links,
+/// which may be NIL. A prefetch never faults, so an address past the end only fetches nothing;
+/// the address is formed with `wrapping_add`, which may leave the allocation but is never
+/// dereferenced.
+#[inline(always)]
+pub(crate) fn hint_line<T>(v: &[T], i: usize) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch neither reads nor writes memory as far as the program is concerned and
+    // cannot fault; the pointer is never dereferenced.
+    unsafe {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        _mm_prefetch::<_MM_HINT_T0>(v.as_ptr().wrapping_add(i) as *const i8);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (v, i);
 }
 
 #[cfg(test)]

@@ -118,7 +118,7 @@ use crate::blocks::{
     BlockSize, BlockTable, Ends, Linked, PPB_DOC, link_back, link_before, link_front, parse_ppb, prefetch, unlink, walk,
 };
 use crate::params::{ParamDoc, PolicyParams, fmt_float, parse_fraction, parse_int};
-use crate::recs::Recs;
+use crate::recs::{Recs, hint_line, own};
 use crate::replacer::{Access, BlockPad, EvictError, Evictions, FrameId, NIL, NoPins, Pins, Replacer};
 
 /// Parameters of [`Ref`].
@@ -307,35 +307,6 @@ const _: () = assert!(size_of::<Chunk>() == 64);
 
 const FREE_FRAME: Frame = Frame { links: [[NIL; 2]; 2], stamp: 0, slot: NIL, off: 0, dirty: false, in_win: false };
 const NEW_BLOCK: Block = Block { stamp: 0, win: Ends::EMPTY, bucket: [NIL; 2], count: 0, in_vb: false, inner: false };
-
-/// Record `i` of a slice taken from one of the core's [`Recs`] arrays, without a bounds check:
-/// for the numbers the core handed out itself (the contract above). A slice held in a local
-/// keeps the array's address in a register across the stores through it, where indexing a
-/// `Recs` through `&mut self` reloads it (and the length) after each store.
-#[inline(always)]
-fn own<T>(v: &mut [T], i: u32) -> &mut T {
-    debug_assert!((i as usize) < v.len(), "record {i} of {}", v.len());
-    // SAFETY: as for `Recs`' index: `i` is a number the core handed out, below the length,
-    // which never changes after construction.
-    unsafe { v.get_unchecked_mut(i as usize) }
-}
-
-/// Hints the CPU to bring record `i` of `v` into cache, without testing `i` against the length
-/// (the hot paths' prefetches name records by links, which are records of `v` or NIL): a
-/// prefetch never faults, so an address past the end (NIL) only fetches nothing. The address
-/// is formed with `wrapping_add`, which may leave the allocation.
-#[inline(always)]
-fn hint_line<T>(v: &[T], i: u32) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch neither reads nor writes memory as far as the program is concerned and
-    // cannot fault; the pointer is never dereferenced.
-    unsafe {
-        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        _mm_prefetch::<_MM_HINT_T0>(v.as_ptr().wrapping_add(i as usize) as *const i8);
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (v, i);
-}
 
 /// The core's record arrays and count lists borrowed apart, as local slices, for the hot paths
 /// (an eviction from a victim block, a hit inside the window, an insertion): the same steps as
@@ -545,20 +516,20 @@ impl Hot<'_> {
         }
         let r1 = *own(self.fr, n1);
         let b1 = *own(self.blk, r1.slot);
-        hint_line(self.fr, b1.win.head);
+        hint_line(self.fr, b1.win.head as usize);
         if b1.inner {
-            hint_line(self.blk, b1.bucket[0]);
-            hint_line(self.blk, b1.bucket[1]);
+            hint_line(self.blk, b1.bucket[0] as usize);
+            hint_line(self.blk, b1.bucket[1] as usize);
         } else {
-            hint_line(self.chunks, b1.bucket[0]);
+            hint_line(self.chunks, b1.bucket[0] as usize);
         }
         let n2 = r1.links[LRU][0];
         if n2 == NIL {
             return;
         }
         let r2 = *own(self.fr, n2);
-        hint_line(self.blk, r2.slot);
-        hint_line(self.fr, r2.links[LRU][0]);
+        hint_line(self.blk, r2.slot as usize);
+        hint_line(self.fr, r2.links[LRU][0] as usize);
     }
 }
 
@@ -820,45 +791,20 @@ impl RefCore {
         }
     }
 
-    /// Adds block `s` (in no list) to `outer[c]`.
+    /// Adds block `s` (in no list) to `outer[c]` ([`Hot::bag_push`]).
     #[inline(always)]
     fn bag_push(&mut self, c: usize, s: u32) {
-        let bag = &mut self.outer[c];
-        let i = bag.len as usize % CHUNK;
-        if i == 0 {
-            let n = self.free_chunk;
-            self.free_chunk = self.meta[n as usize].next;
-            self.meta[n as usize].next = bag.head;
-            bag.head = n;
-        }
-        let h = bag.head as usize;
-        self.chunks[h].slots[i] = s;
-        bag.len += 1;
-        let b = &mut self.blk[s as usize];
-        b.bucket = [h as u32, i as u32];
-        let m = &mut self.meta[h].min;
-        *m = if i == 0 { b.stamp } else { (*m).min(b.stamp) };
+        let stamp = self.blk[s as usize].stamp;
+        let place = hot!(self).bag_push(c as u32, s, stamp);
+        self.blk[s as usize].bucket = place;
     }
 
-    /// Removes block `s` from `outer[c]`: the bag's last member takes its place.
+    /// Removes block `s` from `outer[c]`: the bag's last member takes its place
+    /// ([`Hot::bag_remove`]).
     #[inline(always)]
     fn bag_remove(&mut self, c: usize, s: u32) {
-        let [ch, i] = self.blk[s as usize].bucket;
-        let bag = &mut self.outer[c];
-        bag.len -= 1;
-        let last = bag.len as usize % CHUNK;
-        let h = bag.head;
-        let t = self.chunks[h as usize].slots[last];
-        self.chunks[ch as usize].slots[i as usize] = t;
-        let b = &mut self.blk[t as usize];
-        b.bucket = [ch, i];
-        let m = &mut self.meta[ch as usize].min;
-        *m = (*m).min(b.stamp);
-        if last == 0 {
-            bag.head = self.meta[h as usize].next;
-            self.meta[h as usize].next = self.free_chunk;
-            self.free_chunk = h;
-        }
+        let place = self.blk[s as usize].bucket;
+        hot!(self).bag_remove(c as u32, place);
         self.blk[s as usize].bucket = [NIL; 2];
     }
 
@@ -1039,9 +985,9 @@ impl RefCore {
         self.hint = h;
         if h != NIL {
             let r = &self.fr[h as usize];
-            hint_line(&self.fr, r.links[LRU][0]);
-            hint_line(&self.fr, r.links[LRU][1]);
-            hint_line(&self.fr, r.links[WIN][0]);
+            hint_line(&self.fr, r.links[LRU][0] as usize);
+            hint_line(&self.fr, r.links[LRU][1] as usize);
+            hint_line(&self.fr, r.links[WIN][0] as usize);
         }
     }
 
