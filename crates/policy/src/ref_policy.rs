@@ -391,6 +391,24 @@ impl Hot<'_> {
         }
     }
 
+    /// Takes the block whose links in `inner[c]` are `[bp, bq]` out of that list (its own
+    /// record is left to the caller, who rewrites it).
+    #[inline(always)]
+    fn inner_unlink(&mut self, c: u32, [bp, bq]: [u32; 2]) {
+        let list = own(self.inner, c);
+        if bp != NIL {
+            own(self.blk, bp).bucket[1] = bq;
+        } else {
+            list.head = bq;
+        }
+        if bq != NIL {
+            own(self.blk, bq).bucket[0] = bp;
+        } else {
+            list.tail = bp;
+        }
+        list.len -= 1;
+    }
+
     /// Lists block `s` (in no count list, not a victim block, with `c` ≥ 1 pages in the window,
     /// `count` buffered, latest access `stamp`): in `inner[c]` (by latest access) when every
     /// buffered page of it is inside the window, else in `outer[c]` ([`RefCore::relist`]).
@@ -483,19 +501,7 @@ impl Hot<'_> {
             return;
         }
         if inner {
-            let list = own(self.inner, c);
-            let [bp, bq] = bucket;
-            if bp != NIL {
-                own(self.blk, bp).bucket[1] = bq;
-            } else {
-                list.head = bq;
-            }
-            if bq != NIL {
-                own(self.blk, bq).bucket[0] = bp;
-            } else {
-                list.tail = bp;
-            }
-            list.len -= 1;
+            self.inner_unlink(c, bucket);
         } else {
             self.bag_remove(c, bucket);
         }
@@ -1125,19 +1131,7 @@ impl RefCore {
         if b.inner && !b.in_vb && c > 0 {
             let mut h = hot!(self);
             // Out of `inner[c]` into `outer[c]` (`relist` with a count above `c`).
-            let list = own(h.inner, c);
-            let [bp, bq] = b.bucket;
-            if bp != NIL {
-                own(h.blk, bp).bucket[1] = bq;
-            } else {
-                list.head = bq;
-            }
-            if bq != NIL {
-                own(h.blk, bq).bucket[0] = bp;
-            } else {
-                list.tail = bp;
-            }
-            list.len -= 1;
+            h.inner_unlink(c, b.bucket);
             debug_assert!(*h.max_count >= c);
             let bucket = h.bag_push(c, s, clock);
             *own(h.blk, s) = Block { stamp: clock, bucket, count: b.count + 1, inner: false, ..b };
