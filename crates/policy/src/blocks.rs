@@ -11,6 +11,7 @@ use std::ops::IndexMut;
 use rustc_hash::FxHasher;
 
 use crate::params::{ParamDoc, parse_int};
+use crate::recs::own;
 use crate::replacer::NIL;
 
 /// Largest accepted pages-per-block (and cluster size) parameter.
@@ -40,6 +41,24 @@ pub(crate) trait Linked<const L: usize> {
     fn links(&self) -> [u32; 2];
     /// The links of list `L`, for update.
     fn links_mut(&mut self) -> &mut [u32; 2];
+}
+
+/// Completes the insertion of record `n` at the front of the list `ends` when `n`'s record was
+/// already written whole with the links `[NIL, ends.head]` (a hot path that stores a record
+/// once, links included, where [`link_front`] would store them apart): links the old head back
+/// to `n` and moves the ends. Indexes a local slice without a bounds check ([`own`]: `ends`
+/// names the policy's own records).
+#[inline(always)]
+pub(crate) fn attach_front<const L: usize, T: Linked<L>>(recs: &mut [T], ends: &mut Ends, n: u32) {
+    let h = ends.head;
+    debug_assert!(recs[n as usize].links() == [NIL, h], "record {n} is not written as the new head");
+    if h == NIL {
+        ends.tail = n;
+    } else {
+        own(recs, h).links_mut()[0] = n;
+    }
+    ends.head = n;
+    ends.len += 1;
 }
 
 /// Inserts record `n` (in no list `L`) at the front of the list `ends`.

@@ -36,7 +36,9 @@
 
 use std::cell::Cell;
 
-use crate::blocks::{BlockSize, BlockTable, Ends, Linked, PPB_DOC, PageRec, link_back, parse_ppb, unlink, walk};
+use crate::blocks::{
+    BlockSize, BlockTable, Ends, Linked, PPB_DOC, PageRec, attach_front, link_back, parse_ppb, unlink, walk,
+};
 use crate::params::{ParamDoc, PolicyParams};
 use crate::recs::own;
 use crate::replacer::{Access, BlockPad, EvictError, Evictions, FrameId, NIL, Pins, Replacer};
@@ -371,13 +373,7 @@ impl Replacer for Bplru {
                 dirty_pages: 0,
                 seq_next: 0,
             };
-            if h == NIL {
-                lru.tail = s;
-            } else {
-                own(blk, h).lru[0] = s;
-            }
-            lru.head = s;
-            lru.len += 1;
+            attach_front::<0, _>(blk, lru, s);
             fr[f] = rec;
         } else {
             // Behind the block's last page (a live block holds at least one).

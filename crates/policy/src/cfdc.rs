@@ -79,7 +79,7 @@
 
 use std::hint::select_unpredictable;
 
-use crate::blocks::{BlockSize, BlockTable, Ends, Linked, MAX_PPB, link_front, prefetch, unlink, walk};
+use crate::blocks::{BlockSize, BlockTable, Ends, Linked, MAX_PPB, attach_front, link_front, prefetch, unlink, walk};
 use crate::params::{ParamDoc, PolicyParams, fmt_float, parse_fraction, parse_int};
 use crate::recs::{Recs, own, own_ref};
 use crate::replacer::{Access, EvictError, Evictions, FrameId, NIL, Pins, Replacer};
@@ -646,13 +646,7 @@ impl Cfdc {
         rec.links = [NIL, h];
         rec.place = IN_CLEAN;
         *own(fr, f) = rec;
-        if h == NIL {
-            self.clean.tail = f;
-        } else {
-            own(fr, h).links[0] = f;
-        }
-        self.clean.head = f;
-        self.clean.len += 1;
+        attach_front::<0, _>(fr, &mut self.clean, f);
         // Into an empty clean queue: this page is the next victim. (A dirty page joins its
         // cluster's tail, which never changes the zeroed cluster's first page.)
         self.hint = select_unpredictable(self.clean.tail == f, f, self.hint);
@@ -970,13 +964,7 @@ impl Replacer for Cfdc {
         let h = self.work.head;
         fr[frame as usize] =
             Frame { links: [NIL, h], page: access.page, dirty: access.kind.is_write(), place: IN_WORK, nb: [0; 2] };
-        if h == NIL {
-            self.work.tail = frame;
-        } else {
-            own(fr, h).links[0] = frame;
-        }
-        self.work.head = frame;
-        self.work.len += 1;
+        attach_front::<0, _>(fr, &mut self.work, frame);
         self.len += 1;
         self.rebalance();
     }

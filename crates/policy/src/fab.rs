@@ -39,7 +39,9 @@
 //!
 //! The block table and the intrusive bucket lists come from `blocks.rs`.
 
-use crate::blocks::{BlockSize, BlockTable, Ends, Linked, PPB_DOC, link_back, link_before, parse_ppb, unlink, walk};
+use crate::blocks::{
+    BlockSize, BlockTable, Ends, Linked, PPB_DOC, attach_front, link_back, link_before, parse_ppb, unlink, walk,
+};
 use crate::params::{ParamDoc, PolicyParams};
 use crate::recs::{Recs, hint_line, own};
 use crate::replacer::{Access, EvictError, Evictions, FrameId, NIL, Pins, Replacer};
@@ -453,13 +455,7 @@ impl Replacer for Fab {
         let ends = own(bucket, c);
         let h = ends.head;
         *own(blk, s) = FabBlock { count: c, bucket: [NIL, h], recency: now };
-        if h == NIL {
-            ends.tail = s;
-        } else {
-            own(blk, h).bucket[0] = s;
-        }
-        ends.head = s;
-        ends.len += 1;
+        attach_front::<0, _>(blk, ends, s);
         self.max_count = self.max_count.max(c);
         self.len += 1;
     }
