@@ -61,6 +61,31 @@ pub(crate) fn attach_front<const L: usize, T: Linked<L>>(recs: &mut [T], ends: &
     ends.len += 1;
 }
 
+/// Moves record `n`, in the list `ends`, to its front, and answers whether it was the tail.
+/// Written out for the hot paths over a local slice: a record that is not the head has a
+/// predecessor, the head is another record, and the length does not change ([`own`]: `ends`
+/// and the links name the policy's own records).
+#[inline(always)]
+pub(crate) fn move_to_front<const L: usize, T: Linked<L>>(recs: &mut [T], ends: &mut Ends, n: u32) -> bool {
+    let h = ends.head;
+    if h == n {
+        return false;
+    }
+    let [p, q] = own(recs, n).links();
+    debug_assert!(p != NIL && h != NIL, "record {n} is not in the list");
+    *own(recs, n).links_mut() = [NIL, h];
+    own(recs, p).links_mut()[1] = q;
+    let was_tail = q == NIL;
+    if was_tail {
+        ends.tail = p;
+    } else {
+        own(recs, q).links_mut()[0] = p;
+    }
+    own(recs, h).links_mut()[0] = n;
+    ends.head = n;
+    was_tail
+}
+
 /// Inserts record `n` (in no list `L`) at the front of the list `ends`.
 #[inline]
 pub(crate) fn link_front<const L: usize, T: Linked<L>, R: IndexMut<usize, Output = T> + ?Sized>(

@@ -37,7 +37,8 @@
 use std::cell::Cell;
 
 use crate::blocks::{
-    BlockSize, BlockTable, Ends, Linked, PPB_DOC, PageRec, attach_front, link_back, parse_ppb, unlink, walk,
+    BlockSize, BlockTable, Ends, Linked, PPB_DOC, PageRec, attach_front, link_back, move_to_front, parse_ppb, unlink,
+    walk,
 };
 use crate::params::{ParamDoc, PolicyParams};
 use crate::recs::own;
@@ -126,30 +127,6 @@ pub struct Bplru {
     wait: Cell<bool>,
 }
 
-/// Moves live block `s` to the MRU end of the block LRU list; `true` when it was the LRU block
-/// (the next victim block changed). The unlink and the link written out over a local slice:
-/// a block that is not the head has a predecessor, the head is another block, and the length
-/// does not change.
-#[inline(always)]
-fn to_front(blk: &mut [BplruBlock], lru: &mut Ends, s: u32) -> bool {
-    let h = lru.head;
-    if h == s {
-        return false;
-    }
-    let [p, q] = own(blk, s).lru;
-    own(blk, s).lru = [NIL, h];
-    own(blk, p).lru[1] = q;
-    let was_lru = q == NIL;
-    if was_lru {
-        lru.tail = p;
-    } else {
-        own(blk, q).lru[0] = p;
-    }
-    own(blk, h).lru[0] = s;
-    lru.head = s;
-    was_lru
-}
-
 impl Bplru {
     /// Records an access to `frame` of block `slot` and moves the block.
     #[inline(always)]
@@ -157,7 +134,7 @@ impl Bplru {
         if access.kind.is_write() && self.note_write(frame, slot, access) {
             // LRU compensation: a fully, sequentially written block goes to the LRU end.
             self.move_to_lru_end(slot);
-        } else if to_front(&mut self.blk, &mut self.lru, slot) {
+        } else if move_to_front::<0, _>(&mut self.blk, &mut self.lru, slot) {
             // The next victim block changed (its record was written by the unlink).
             self.restart_cursor();
         }

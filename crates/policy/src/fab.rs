@@ -40,7 +40,8 @@
 //! The block table and the intrusive bucket lists come from `blocks.rs`.
 
 use crate::blocks::{
-    BlockSize, BlockTable, Ends, Linked, PPB_DOC, attach_front, link_back, link_before, parse_ppb, unlink, walk,
+    BlockSize, BlockTable, Ends, Linked, PPB_DOC, attach_front, link_back, link_before, move_to_front, parse_ppb,
+    unlink, walk,
 };
 use crate::params::{ParamDoc, PolicyParams};
 use crate::recs::{Recs, hint_line, own};
@@ -393,22 +394,9 @@ impl Replacer for Fab {
         let (blk, bucket) = (&mut self.blk.0[..], &mut self.bucket.0[..]);
         let b = own(blk, s);
         b.recency = now;
-        let [p, q] = b.bucket;
-        let ends = own(bucket, b.count);
-        let h = ends.head;
-        if h != s {
-            // To the front of its own bucket. Not the head, so it has a predecessor `p`, and
-            // the head `h` is another block: no end but perhaps the tail changes, nor the length.
-            b.bucket = [NIL, h];
-            own(blk, p).bucket[1] = q;
-            if q != NIL {
-                own(blk, q).bucket[0] = p;
-            } else {
-                ends.tail = p;
-            }
-            own(blk, h).bucket[0] = s;
-            ends.head = s;
-        }
+        let c = b.count;
+        // To the front of its own bucket.
+        move_to_front::<0, _>(blk, own(bucket, c), s);
     }
 
     // Inlined into the simulator's miss path (FAB inserts on 78% of requests): no call, and the

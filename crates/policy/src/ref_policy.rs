@@ -115,7 +115,8 @@
 //! touch, staged over the next three entries.
 
 use crate::blocks::{
-    BlockSize, BlockTable, Ends, Linked, PPB_DOC, link_back, link_before, link_front, parse_ppb, prefetch, unlink, walk,
+    BlockSize, BlockTable, Ends, Linked, PPB_DOC, link_back, link_before, link_front, move_to_front, parse_ppb,
+    prefetch, unlink, walk,
 };
 use crate::params::{ParamDoc, PolicyParams, fmt_float, parse_fraction, parse_int};
 use crate::recs::{Recs, hint_line, own};
@@ -1040,23 +1041,8 @@ impl RefCore {
         if in_win {
             self.hit_in_window(frame, s);
         }
-        // To the front of the LRU list, written out over a local slice: a frame that is not the
-        // head has a neighbour towards the MRU end, and the head is another frame.
-        let h = self.lru.head;
-        if h != frame {
-            let fr = &mut self.fr.0[..];
-            let [p, q] = own(fr, frame).links[LRU];
-            debug_assert!(p != NIL && h != NIL);
-            own(fr, p).links[LRU][1] = q;
-            if q != NIL {
-                own(fr, q).links[LRU][0] = p;
-            } else {
-                self.lru.tail = p;
-            }
-            own(fr, frame).links[LRU] = [NIL, h];
-            own(fr, h).links[LRU][0] = frame;
-            self.lru.head = frame;
-        }
+        // To the front of the LRU list, over a local slice.
+        move_to_front::<LRU, _>(&mut self.fr.0, &mut self.lru, frame);
     }
 
     /// The window's part of a hit on `frame` (of block slot `s`) inside the window, before the
