@@ -172,7 +172,9 @@ impl Replacer for AdLru {
         self.lists.prefetch(frame);
     }
 
-    #[inline]
+    // Always inlined (the hit and the insertion are a few stores over the lists' records, less
+    // than a call's own cost): into the simulator's loop, and behind FBX's dispatch on its leader.
+    #[inline(always)]
     fn on_hit(&mut self, frame: FrameId, access: &Access) {
         self.referenced[frame as usize] = true;
         // Lines 2 and 8: to the MRU end of Lh (from Lh or Lc); the FC pointers follow (3, 9, 11).
@@ -181,7 +183,7 @@ impl Replacer for AdLru {
         self.lists.move_to_front(HOT + if dirty { DIRTY } else { 0 }, frame);
     }
 
-    #[inline]
+    #[inline(always)]
     fn on_insert(&mut self, frame: FrameId, access: &Access) {
         self.referenced[frame as usize] = true;
         self.lists.push_front(if access.kind.is_write() { COLD_DIRTY } else { COLD_CLEAN }, frame);

@@ -6,6 +6,8 @@
 //!
 //! Orientation: the *front* of a list is its MRU end, the *back* its LRU end.
 
+use crate::blocks::Ends;
+use crate::recs::own;
 use crate::replacer::NIL;
 
 /// Identifies one list of a [`FrameLists`].
@@ -25,12 +27,50 @@ struct Node {
 const UNLINKED: Node = Node { prev: NIL, next: NIL, owner: NO_LIST };
 
 /// Several linked lists over the nodes `0..nodes`; a node is in at most one list at a time.
+///
+/// The operations are written over local slices of the two arrays (`node`, `ends`), passed to
+/// `#[inline(always)]` helpers as separate `&mut` slices: a store through one then does not make
+/// the compiler reload the other's address or contents, and each node is read once and written
+/// once. A node or list number that comes from the caller is bounds-checked once where it comes
+/// in; the links and owners the lists wrote themselves name nodes and lists that were checked so,
+/// and are indexed without a second check ([`own`]; [`FrameLists::check`], run after every step
+/// of the tests, verifies them).
 #[derive(Clone, Debug)]
 pub struct FrameLists {
     node: Vec<Node>,
-    head: Vec<u32>,
-    tail: Vec<u32>,
-    len: Vec<usize>,
+    ends: Vec<Ends>,
+}
+
+/// Unlinks the node whose links are `p`, `q` from list `list` (its old record is the caller's to
+/// rewrite).
+#[inline(always)]
+fn unlink(nodes: &mut [Node], ends: &mut [Ends], p: u32, q: u32, list: ListId) {
+    let e = own(ends, u32::from(list));
+    if p != NIL {
+        own(nodes, p).next = q;
+    } else {
+        e.head = q;
+    }
+    if q != NIL {
+        own(nodes, q).prev = p;
+    } else {
+        e.tail = p;
+    }
+    e.len -= 1;
+}
+
+/// Links `node` (in no list, bounds-checked by the caller) at the front of `list`, whose head was
+/// `h`, writing its record once.
+#[inline(always)]
+fn link_front(nodes: &mut [Node], e: &mut Ends, list: ListId, node: u32, h: u32) {
+    *own(nodes, node) = Node { prev: NIL, next: h, owner: list };
+    if h != NIL {
+        own(nodes, h).prev = node;
+    } else {
+        e.tail = node;
+    }
+    e.head = node;
+    e.len += 1;
 }
 
 impl FrameLists {
@@ -38,7 +78,7 @@ impl FrameLists {
     pub fn new(nodes: usize, lists: usize) -> Self {
         assert!(lists < NO_LIST as usize, "too many lists");
         assert!(nodes < NIL as usize, "too many nodes");
-        FrameLists { node: vec![UNLINKED; nodes], head: vec![NIL; lists], tail: vec![NIL; lists], len: vec![0; lists] }
+        FrameLists { node: vec![UNLINKED; nodes], ends: vec![Ends::EMPTY; lists] }
     }
 
     /// Number of nodes.
@@ -49,13 +89,13 @@ impl FrameLists {
     /// Number of nodes in `list`.
     #[inline]
     pub fn len(&self, list: ListId) -> usize {
-        self.len[list as usize]
+        self.ends[list as usize].len as usize
     }
 
     /// `true` when `list` is empty.
     #[inline]
     pub fn is_empty(&self, list: ListId) -> bool {
-        self.len[list as usize] == 0
+        self.ends[list as usize].len == 0
     }
 
     /// The list `node` is in, if any.
@@ -74,14 +114,14 @@ impl FrameLists {
     /// The MRU end of `list`.
     #[inline]
     pub fn front(&self, list: ListId) -> Option<u32> {
-        let h = self.head[list as usize];
+        let h = self.ends[list as usize].head;
         (h != NIL).then_some(h)
     }
 
     /// The LRU end of `list`.
     #[inline]
     pub fn back(&self, list: ListId) -> Option<u32> {
-        let t = self.tail[list as usize];
+        let t = self.ends[list as usize].tail;
         (t != NIL).then_some(t)
     }
 
@@ -106,95 +146,81 @@ impl FrameLists {
     }
 
     /// Inserts `node` (in no list) at the front of `list`.
-    #[inline]
+    #[inline(always)]
     pub fn push_front(&mut self, list: ListId, node: u32) {
-        debug_assert_eq!(self.node[node as usize].owner, NO_LIST, "node {node} already in a list");
-        let l = list as usize;
-        let h = self.head[l];
-        self.node[node as usize].prev = NIL;
-        self.node[node as usize].next = h;
-        if h != NIL {
-            self.node[h as usize].prev = node;
-        } else {
-            self.tail[l] = node;
-        }
-        self.head[l] = node;
-        self.node[node as usize].owner = list;
-        self.len[l] += 1;
+        let (nodes, ends) = (&mut self.node[..], &mut self.ends[..]);
+        let e = &mut ends[list as usize];
+        debug_assert_eq!(nodes[node as usize].owner, NO_LIST, "node {node} already in a list");
+        let _ = &nodes[node as usize];
+        let h = e.head;
+        link_front(nodes, e, list, node, h);
     }
 
     /// Inserts `node` (in no list) at the back of `list`.
     #[inline]
     pub fn push_back(&mut self, list: ListId, node: u32) {
-        debug_assert_eq!(self.node[node as usize].owner, NO_LIST, "node {node} already in a list");
-        let l = list as usize;
-        let t = self.tail[l];
-        self.node[node as usize].next = NIL;
-        self.node[node as usize].prev = t;
+        let (nodes, ends) = (&mut self.node[..], &mut self.ends[..]);
+        let e = &mut ends[list as usize];
+        debug_assert_eq!(nodes[node as usize].owner, NO_LIST, "node {node} already in a list");
+        let t = e.tail;
+        nodes[node as usize] = Node { prev: t, next: NIL, owner: list };
         if t != NIL {
-            self.node[t as usize].next = node;
+            own(nodes, t).next = node;
         } else {
-            self.head[l] = node;
+            e.head = node;
         }
-        self.tail[l] = node;
-        self.node[node as usize].owner = list;
-        self.len[l] += 1;
+        e.tail = node;
+        e.len += 1;
     }
 
     /// Inserts `node` (in no list) directly in front of `anchor` (towards the MRU end), in
     /// `anchor`'s list.
     #[inline]
     pub fn insert_before(&mut self, anchor: u32, node: u32) {
-        debug_assert_eq!(self.node[node as usize].owner, NO_LIST, "node {node} already in a list");
-        let list = self.node[anchor as usize].owner;
-        debug_assert_ne!(list, NO_LIST, "anchor {anchor} is in no list");
-        let p = self.node[anchor as usize].prev;
-        self.node[node as usize].prev = p;
-        self.node[node as usize].next = anchor;
-        self.node[anchor as usize].prev = node;
+        let (nodes, ends) = (&mut self.node[..], &mut self.ends[..]);
+        debug_assert_eq!(nodes[node as usize].owner, NO_LIST, "node {node} already in a list");
+        let a = nodes[anchor as usize];
+        let list = a.owner;
+        assert_ne!(list, NO_LIST, "anchor {anchor} is in no list");
+        let p = a.prev;
+        nodes[node as usize] = Node { prev: p, next: anchor, owner: list };
+        own(nodes, anchor).prev = node;
+        let e = own(ends, u32::from(list));
         if p != NIL {
-            self.node[p as usize].next = node;
+            own(nodes, p).next = node;
         } else {
-            self.head[list as usize] = node;
+            e.head = node;
         }
-        self.node[node as usize].owner = list;
-        self.len[list as usize] += 1;
+        e.len += 1;
     }
 
     /// Unlinks `node` from whatever list it is in; returns that list (`None` if it was in none).
-    #[inline]
+    #[inline(always)]
     pub fn remove(&mut self, node: u32) -> Option<ListId> {
-        let list = self.node[node as usize].owner;
+        let (nodes, ends) = (&mut self.node[..], &mut self.ends[..]);
+        let Node { prev: p, next: q, owner: list } = nodes[node as usize];
         if list == NO_LIST {
             return None;
         }
-        let l = list as usize;
-        let (p, n) = (self.node[node as usize].prev, self.node[node as usize].next);
-        if p != NIL {
-            self.node[p as usize].next = n;
-        } else {
-            self.head[l] = n;
-        }
-        if n != NIL {
-            self.node[n as usize].prev = p;
-        } else {
-            self.tail[l] = p;
-        }
-        self.node[node as usize].prev = NIL;
-        self.node[node as usize].next = NIL;
-        self.node[node as usize].owner = NO_LIST;
-        self.len[l] -= 1;
+        *own(nodes, node) = UNLINKED;
+        unlink(nodes, ends, p, q, list);
         Some(list)
     }
 
     /// Moves `node` (in any list or none) to the front of `list`.
-    #[inline]
+    #[inline(always)]
     pub fn move_to_front(&mut self, list: ListId, node: u32) {
-        if self.head[list as usize] == node {
+        let (nodes, ends) = (&mut self.node[..], &mut self.ends[..]);
+        let h = ends[list as usize].head;
+        if h == node {
             return;
         }
-        self.remove(node);
-        self.push_front(list, node);
+        let Node { prev: p, next: q, owner: old } = nodes[node as usize];
+        if old != NO_LIST {
+            // Not `list`'s head, so this leaves `list`'s head where it was (`h`).
+            unlink(nodes, ends, p, q, old);
+        }
+        link_front(nodes, own(ends, u32::from(list)), list, node, h);
     }
 
     /// Removes and returns the back (LRU end) of `list`.
@@ -218,10 +244,10 @@ impl FrameLists {
     /// Walks every list and checks links, owners and lengths.
     pub fn check(&self) -> Result<(), String> {
         let mut seen = vec![false; self.nodes()];
-        for list in 0..self.head.len() {
+        for list in 0..self.ends.len() {
             let mut count = 0usize;
             let mut prev = NIL;
-            let mut cur = self.head[list];
+            let mut cur = self.ends[list].head;
             while cur != NIL {
                 let c = cur as usize;
                 if c >= self.nodes() {
@@ -241,11 +267,11 @@ impl FrameLists {
                 prev = cur;
                 cur = self.node[c].next;
             }
-            if self.tail[list] != prev {
-                return Err(format!("list {list}: tail is {} but the walk ends at {prev}", self.tail[list]));
+            if self.ends[list].tail != prev {
+                return Err(format!("list {list}: tail is {} but the walk ends at {prev}", self.ends[list].tail));
             }
-            if self.len[list] != count {
-                return Err(format!("list {list}: length {} but {count} nodes linked", self.len[list]));
+            if self.ends[list].len as usize != count {
+                return Err(format!("list {list}: length {} but {count} nodes linked", self.ends[list].len));
             }
         }
         for (n, o) in self.node.iter().map(|x| x.owner).enumerate() {
