@@ -93,9 +93,9 @@ fn min_lc_pages(min_lc: f64, capacity: usize) -> usize {
 /// The AD-LRU policy.
 #[derive(Clone, Debug)]
 pub struct AdLru {
-    /// `Lc` clean, `Lc` dirty, `Lh` clean, `Lh` dirty; front = MRU.
+    /// `Lc` clean, `Lc` dirty, `Lh` clean, `Lh` dirty; front = MRU. A frame's mark is its
+    /// reference bit `Ref` (in the line of its list record, which every access writes anyway).
     lists: FrameLists,
-    referenced: Vec<bool>,
     min_lc_pages: usize,
 }
 
@@ -122,7 +122,7 @@ impl AdLru {
 
     /// The reference bit `Ref` of the page in `frame`.
     pub fn is_referenced(&self, frame: FrameId) -> bool {
-        self.referenced[frame as usize]
+        self.lists.is_marked(frame)
     }
 
     /// Algorithm 2 on the queue whose clean list is `q` (`COLD_CLEAN` or `HOT`), over unpinned
@@ -143,11 +143,10 @@ impl AdLru {
                 cur = towards_mru;
                 continue;
             }
-            let i = f as usize;
-            if !self.referenced[i] {
+            if !self.lists.is_marked(f) {
                 return Some(f);
             }
-            self.referenced[i] = false;
+            self.lists.set_mark(f, false);
             self.lists.move_to_front(dirty, f);
             // When f was the MRU-most page it is the next one to examine.
             cur = towards_mru.or(Some(f));
@@ -160,11 +159,7 @@ impl Replacer for AdLru {
     type Config = AdLruConfig;
 
     fn new(capacity: usize, config: &AdLruConfig) -> Self {
-        AdLru {
-            lists: FrameLists::new(capacity, 4),
-            referenced: vec![false; capacity],
-            min_lc_pages: min_lc_pages(config.min_lc, capacity),
-        }
+        AdLru { lists: FrameLists::new(capacity, 4), min_lc_pages: min_lc_pages(config.min_lc, capacity) }
     }
 
     #[inline(always)]
@@ -176,7 +171,7 @@ impl Replacer for AdLru {
     // than a call's own cost): into the simulator's loop, and behind FBX's dispatch on its leader.
     #[inline(always)]
     fn on_hit(&mut self, frame: FrameId, access: &Access) {
-        self.referenced[frame as usize] = true;
+        self.lists.set_mark(frame, true);
         // Lines 2 and 8: to the MRU end of Lh (from Lh or Lc); the FC pointers follow (3, 9, 11).
         let was_dirty = self.lists.list_of(frame).is_some_and(|l| l & DIRTY != 0);
         let dirty = was_dirty || access.kind.is_write();
@@ -185,8 +180,7 @@ impl Replacer for AdLru {
 
     #[inline(always)]
     fn on_insert(&mut self, frame: FrameId, access: &Access) {
-        self.referenced[frame as usize] = true;
-        self.lists.push_front(if access.kind.is_write() { COLD_DIRTY } else { COLD_CLEAN }, frame);
+        self.lists.push_front_marked(if access.kind.is_write() { COLD_DIRTY } else { COLD_CLEAN }, frame, true);
     }
 
     #[inline]

@@ -16,15 +16,18 @@ pub type ListId = u8;
 /// Marks a node that is in no list.
 pub const NO_LIST: ListId = ListId::MAX;
 
-/// A node's links and owner, kept together so one cache line serves a list operation.
+/// A node's links, owner and mark, kept together so one cache line serves a list operation.
 #[derive(Clone, Copy, Debug)]
 struct Node {
     prev: u32,
     next: u32,
     owner: ListId,
+    /// The user's one bit per node ([`FrameLists::is_marked`]), in the record's padding: a
+    /// policy's per-frame flag in the line each list operation touches anyway.
+    mark: bool,
 }
 
-const UNLINKED: Node = Node { prev: NIL, next: NIL, owner: NO_LIST };
+const UNLINKED: Node = Node { prev: NIL, next: NIL, owner: NO_LIST, mark: false };
 
 /// Several linked lists over the nodes `0..nodes`; a node is in at most one list at a time.
 ///
@@ -60,10 +63,10 @@ fn unlink(nodes: &mut [Node], ends: &mut [Ends], p: u32, q: u32, list: ListId) {
 }
 
 /// Links `node` (in no list, bounds-checked by the caller) at the front of `list`, whose head was
-/// `h`, writing its record once.
+/// `h`, writing its record once, with `mark`.
 #[inline(always)]
-fn link_front(nodes: &mut [Node], e: &mut Ends, list: ListId, node: u32, h: u32) {
-    *own(nodes, node) = Node { prev: NIL, next: h, owner: list };
+fn link_front(nodes: &mut [Node], e: &mut Ends, list: ListId, node: u32, h: u32, mark: bool) {
+    *own(nodes, node) = Node { prev: NIL, next: h, owner: list, mark };
     if h != NIL {
         own(nodes, h).prev = node;
     } else {
@@ -145,25 +148,46 @@ impl FrameLists {
         crate::blocks::prefetch(&self.node, node as usize);
     }
 
-    /// Inserts `node` (in no list) at the front of `list`.
+    /// Inserts `node` (in no list) at the front of `list`, its mark cleared.
     #[inline(always)]
     pub fn push_front(&mut self, list: ListId, node: u32) {
+        self.push_front_marked(list, node, false);
+    }
+
+    /// Inserts `node` (in no list) at the front of `list` with its mark set to `mark` (the record
+    /// written once).
+    #[inline(always)]
+    pub fn push_front_marked(&mut self, list: ListId, node: u32, mark: bool) {
         let (nodes, ends) = (&mut self.node[..], &mut self.ends[..]);
         let e = &mut ends[list as usize];
         debug_assert_eq!(nodes[node as usize].owner, NO_LIST, "node {node} already in a list");
         let _ = &nodes[node as usize];
         let h = e.head;
-        link_front(nodes, e, list, node, h);
+        link_front(nodes, e, list, node, h, mark);
     }
 
-    /// Inserts `node` (in no list) at the back of `list`.
+    /// The mark of `node`: one bit a policy keeps per node, set by [`FrameLists::set_mark`] and
+    /// [`FrameLists::push_front_marked`], cleared by the other insertions, kept by the moves and
+    /// by [`FrameLists::remove`].
+    #[inline]
+    pub fn is_marked(&self, node: u32) -> bool {
+        self.node[node as usize].mark
+    }
+
+    /// Sets the mark of `node` ([`FrameLists::is_marked`]).
+    #[inline(always)]
+    pub fn set_mark(&mut self, node: u32, mark: bool) {
+        self.node[node as usize].mark = mark;
+    }
+
+    /// Inserts `node` (in no list) at the back of `list`, its mark cleared.
     #[inline]
     pub fn push_back(&mut self, list: ListId, node: u32) {
         let (nodes, ends) = (&mut self.node[..], &mut self.ends[..]);
         let e = &mut ends[list as usize];
         debug_assert_eq!(nodes[node as usize].owner, NO_LIST, "node {node} already in a list");
         let t = e.tail;
-        nodes[node as usize] = Node { prev: t, next: NIL, owner: list };
+        nodes[node as usize] = Node { prev: t, next: NIL, owner: list, mark: false };
         if t != NIL {
             own(nodes, t).next = node;
         } else {
@@ -174,7 +198,7 @@ impl FrameLists {
     }
 
     /// Inserts `node` (in no list) directly in front of `anchor` (towards the MRU end), in
-    /// `anchor`'s list.
+    /// `anchor`'s list, its mark cleared.
     #[inline]
     pub fn insert_before(&mut self, anchor: u32, node: u32) {
         let (nodes, ends) = (&mut self.node[..], &mut self.ends[..]);
@@ -183,7 +207,7 @@ impl FrameLists {
         let list = a.owner;
         assert_ne!(list, NO_LIST, "anchor {anchor} is in no list");
         let p = a.prev;
-        nodes[node as usize] = Node { prev: p, next: anchor, owner: list };
+        nodes[node as usize] = Node { prev: p, next: anchor, owner: list, mark: false };
         own(nodes, anchor).prev = node;
         let e = own(ends, u32::from(list));
         if p != NIL {
@@ -198,11 +222,11 @@ impl FrameLists {
     #[inline(always)]
     pub fn remove(&mut self, node: u32) -> Option<ListId> {
         let (nodes, ends) = (&mut self.node[..], &mut self.ends[..]);
-        let Node { prev: p, next: q, owner: list } = nodes[node as usize];
+        let Node { prev: p, next: q, owner: list, mark } = nodes[node as usize];
         if list == NO_LIST {
             return None;
         }
-        *own(nodes, node) = UNLINKED;
+        *own(nodes, node) = Node { mark, ..UNLINKED };
         unlink(nodes, ends, p, q, list);
         Some(list)
     }
@@ -215,12 +239,12 @@ impl FrameLists {
         if h == node {
             return;
         }
-        let Node { prev: p, next: q, owner: old } = nodes[node as usize];
+        let Node { prev: p, next: q, owner: old, mark } = nodes[node as usize];
         if old != NO_LIST {
             // Not `list`'s head, so this leaves `list`'s head where it was (`h`).
             unlink(nodes, ends, p, q, old);
         }
-        link_front(nodes, own(ends, u32::from(list)), list, node, h);
+        link_front(nodes, own(ends, u32::from(list)), list, node, h, mark);
     }
 
     /// Removes and returns the back (LRU end) of `list`.
@@ -297,6 +321,8 @@ mod tests {
         Remove(u32),
         MoveToFront(u8, u32),
         PopBack(u8),
+        PushFrontMarked(u8, u32, bool),
+        SetMark(u32, bool),
     }
 
     fn op() -> impl Strategy<Value = Op> {
@@ -307,22 +333,45 @@ mod tests {
             (0u32..12).prop_map(Op::Remove),
             (0u8..3, 0u32..12).prop_map(|(l, n)| Op::MoveToFront(l, n)),
             (0u8..3).prop_map(Op::PopBack),
+            (0u8..3, 0u32..12, any::<bool>()).prop_map(|(l, n, m)| Op::PushFrontMarked(l, n, m)),
+            (0u32..12, any::<bool>()).prop_map(|(n, m)| Op::SetMark(n, m)),
         ]
     }
 
     proptest! {
-        /// The lists behave exactly like three VecDeques (front = MRU).
+        /// The lists behave exactly like three VecDeques (front = MRU), and the marks like an
+        /// array of flags that the insertions other than `push_front_marked` clear and the moves
+        /// and removals keep.
         #[test]
         fn matches_vecdeque_model(ops in proptest::collection::vec(op(), 1..200)) {
             let mut lists = FrameLists::new(12, 3);
             let mut model: Vec<VecDeque<u32>> = vec![VecDeque::new(); 3];
+            let mut marks = [false; 12];
             let find = |model: &Vec<VecDeque<u32>>, n: u32| model.iter().position(|q| q.contains(&n));
             for op in ops {
                 match op {
-                    Op::PushFront(l, n) => if find(&model, n).is_none() { lists.push_front(l, n); model[l as usize].push_front(n); },
-                    Op::PushBack(l, n) => if find(&model, n).is_none() { lists.push_back(l, n); model[l as usize].push_back(n); },
+                    Op::PushFront(l, n) => if find(&model, n).is_none() {
+                        lists.push_front(l, n);
+                        model[l as usize].push_front(n);
+                        marks[n as usize] = false;
+                    },
+                    Op::PushFrontMarked(l, n, m) => if find(&model, n).is_none() {
+                        lists.push_front_marked(l, n, m);
+                        model[l as usize].push_front(n);
+                        marks[n as usize] = m;
+                    },
+                    Op::SetMark(n, m) => {
+                        lists.set_mark(n, m);
+                        marks[n as usize] = m;
+                    }
+                    Op::PushBack(l, n) => if find(&model, n).is_none() {
+                        lists.push_back(l, n);
+                        model[l as usize].push_back(n);
+                        marks[n as usize] = false;
+                    },
                     Op::InsertBefore(a, n) => if let (Some(la), None) = (find(&model, a), find(&model, n)) {
                         lists.insert_before(a, n);
+                        marks[n as usize] = false;
                         let q = &mut model[la];
                         let i = q.iter().position(|&x| x == a).unwrap();
                         q.insert(i, n);
@@ -341,6 +390,9 @@ mod tests {
                     Op::PopBack(l) => prop_assert_eq!(lists.pop_back(l), model[l as usize].pop_back()),
                 }
                 lists.check().map_err(TestCaseError::fail)?;
+                for n in 0..12u32 {
+                    prop_assert_eq!(lists.is_marked(n), marks[n as usize], "mark of node {}", n);
+                }
                 for l in 0..3u8 {
                     let got: Vec<u32> = lists.iter_from_front(l).collect();
                     let want: Vec<u32> = model[l as usize].iter().copied().collect();
