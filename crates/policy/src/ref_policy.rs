@@ -1401,6 +1401,12 @@ impl RefCore {
         b.win.len -= 1;
         if p == NIL {
             b.win.head = NIL;
+            // Its last page in the window: the block leaves VB at the next selection and is
+            // freed then if it has no page left; what `BlockTable::release` reads first (the
+            // block's number, a random line) is fetched meanwhile.
+            if b.count == 0 {
+                self.blocks.prefetch_key(s);
+            }
         } else {
             own(h.fr, p).links[WIN][1] = NIL;
         }
