@@ -37,8 +37,9 @@
 //!   where; a minimum may be earlier than needed, never later), then reads the root. Cluster
 //!   changes update one leaf-to-root path, stopping at the first node whose winner did not
 //!   change (above it only an earlier flip time travels, lowering minima without a duel). The
-//!   cluster a selection takes leaves the competition lazily: its path's minima drop to 0 and
-//!   the next selection replays it with what expired meanwhile. Comparisons are exact integer
+//!   cluster a selection takes leaves the competition at once, its path recomputed from the leaf
+//!   up (leaving it to the next selection's replay from the root down took more instructions:
+//!   the replay's recursion visits the path and its siblings). Comparisons are exact integer
 //!   arithmetic (cross-multiplied, in `u128`), never floating point.
 //! * **Order of the clock.** A dirty page displaced from the working region first joins (or
 //!   creates, with `timestamp = globaltime`) its cluster, then `globaltime` increments. So every
@@ -824,8 +825,9 @@ impl Cfdc {
             }
             if let Some(f) = self.first_unpinned(self.cl(s).members.head, pins, true) {
                 if self.zeroed == NIL {
-                    // Priority set to 0: the following faults empty this cluster first.
-                    self.tour.withdraw(s);
+                    // Priority set to 0: the following faults empty this cluster first. Its
+                    // path is recomputed now, bottom-up (see the module's notes).
+                    self.tour.set_competing(s, false, self.globaltime);
                     self.zeroed = s;
                 }
                 victim = Some(f);
