@@ -37,8 +37,9 @@
 //!   where; a minimum may be earlier than needed, never later), then reads the root. Cluster
 //!   changes update one leaf-to-root path, stopping at the first node whose winner did not
 //!   change (above it only an earlier flip time travels, lowering minima without a duel). The
-//!   cluster a selection takes leaves the competition lazily: its path's minima drop to 0 and
-//!   the next selection replays it with what expired meanwhile. Comparisons are exact integer
+//!   cluster a selection takes leaves the competition at once, its path recomputed from the leaf
+//!   up (leaving it to the next selection's replay from the root down took more instructions:
+//!   the replay's recursion visits the path and its siblings). Comparisons are exact integer
 //!   arithmetic (cross-multiplied, in `u128`), never floating point.
 //! * **Order of the clock.** A dirty page displaced from the working region first joins (or
 //!   creates, with `timestamp = globaltime`) its cluster, then `globaltime` increments. So every
@@ -619,18 +620,25 @@ impl Cfdc {
     }
 
     /// Moves the working region's LRU page into the priority region. Written over a local
-    /// slice of the frames, the page's record read once and written once (through `&mut self`
-    /// every index reloaded the array's address after each store, and the unlink and the link
-    /// each wrote the record's links). The dirty case, 60% of them at 50% writes, joins
-    /// its cluster out of line, so that this stays small where it is inlined.
+    /// slice of the frames, the page's record read once (through `&mut self` every index
+    /// reloaded the array's address after each store, and the unlink and the link each wrote
+    /// the record's links). The dirty case, 60% of them at 50% writes, joins its cluster out of
+    /// line, so that this stays small where it is inlined.
+    ///
+    /// The fields that change are stored into the record one by one, not as a whole copy of
+    /// the record modified on the stack: the compiler wrote such a copy back with 16-byte
+    /// loads of a stack slot just written with narrower stores, which the CPU cannot forward,
+    /// so each waited until the older stores (the join's into the cluster's tail frame, which
+    /// usually misses) had reached the cache: two thirds of `join_cluster`'s perf samples.
+    /// The rate did not move (the loop then waits for those stores elsewhere), but the copy
+    /// was 3 instructions per request.
     #[inline(always)]
     fn displace(&mut self) {
         let fr = &mut self.fr.0[..];
         let f = self.work.tail;
-        let mut rec = *own(fr, f);
+        let Frame { links: [p, _after], page, dirty, .. } = *own(fr, f);
         // The tail: nothing behind it.
-        let p = rec.links[0];
-        debug_assert_eq!(rec.links[1], NIL);
+        debug_assert_eq!(_after, NIL);
         if p != NIL {
             own(fr, p).links[1] = NIL;
         } else {
@@ -639,37 +647,37 @@ impl Cfdc {
         self.work.tail = p;
         self.work.len -= 1;
         Self::prefetch_displaced(fr, p, &self.clusters, &self.tour, self.cluster_size);
-        if rec.dirty {
-            return self.join_cluster(f, rec);
+        if dirty {
+            return self.join_cluster(f, page);
         }
         let h = self.clean.head;
+        let rec = own(fr, f);
         rec.links = [NIL, h];
         rec.place = IN_CLEAN;
-        *own(fr, f) = rec;
         attach_front::<0, _>(fr, &mut self.clean, f);
         // Into an empty clean queue: this page is the next victim. (A dirty page joins its
         // cluster's tail, which never changes the zeroed cluster's first page.)
         self.hint = select_unpredictable(self.clean.tail == f, f, self.hint);
     }
 
-    /// The dirty page of frame `f` (unlinked, its record `rec` as it was) joins the tail of its
+    /// The dirty `page` of frame `f` (unlinked from the working region) joins the tail of its
     /// cluster, creating it if needed; then `globaltime` moves on and the cluster's path in the
-    /// tournament is brought up to date. Out of line (see [`displace`](Self::displace)).
+    /// tournament is brought up to date. Out of line; the record's changed fields stored one by
+    /// one (see [`displace`](Self::displace)).
     #[inline(never)]
-    fn join_cluster(&mut self, f: FrameId, mut rec: Frame) {
-        let page = rec.page;
+    fn join_cluster(&mut self, f: FrameId, page: u64) {
         let off = self.cluster_size.offset(page) as u16;
         let (s, created) = self.clusters.get_or_insert(self.cluster_size.block(page));
         let g = self.globaltime;
         self.globaltime = g + 1;
         let fr = &mut self.fr.0[..];
         let c = self.tour.cl_mut(s);
-        rec.place = s;
         if created {
             *c = Cluster { members: Ends { head: f, tail: f, len: 1 }, sum: 0, ts: g, last_off: off, competes: true };
+            let rec = own(fr, f);
             rec.links = [NIL, NIL];
+            rec.place = s;
             rec.nb = [off, 0];
-            *own(fr, f) = rec;
             self.tour.update(s, g + 1);
             return;
         }
@@ -685,9 +693,10 @@ impl Cfdc {
         let t = own(fr, tail);
         t.links[1] = f;
         t.nb[1] = off;
+        let rec = own(fr, f);
         rec.links = [tail, NIL];
+        rec.place = s;
         rec.nb = [last, 0];
-        *own(fr, f) = rec;
         if competes {
             self.tour.rekey(s, old, g + 1);
         }
@@ -816,8 +825,9 @@ impl Cfdc {
             }
             if let Some(f) = self.first_unpinned(self.cl(s).members.head, pins, true) {
                 if self.zeroed == NIL {
-                    // Priority set to 0: the following faults empty this cluster first.
-                    self.tour.withdraw(s);
+                    // Priority set to 0: the following faults empty this cluster first. Its
+                    // path is recomputed now, bottom-up (see the module's notes).
+                    self.tour.set_competing(s, false, self.globaltime);
                     self.zeroed = s;
                 }
                 victim = Some(f);
