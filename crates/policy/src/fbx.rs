@@ -854,9 +854,8 @@ impl Replacer for Fbx {
     }
 
     // Inlined into the host's miss path: an untracked BPLRU leader is called directly (its
-    // eviction is out of line), as is a tracked AD-LRU leader (whose victim selection is),
-    // instead of through a call of FBX's own that dispatches on the leader's tag (with its own
-    // prologue and epilogue, about 25 instructions an eviction).
+    // eviction is out of line), instead of through a call of FBX's own that dispatches on the
+    // leader's tag (with its own prologue and epilogue, about 25 instructions an eviction).
     #[inline(always)]
     fn victims<P: Pins + ?Sized>(
         &mut self,
@@ -869,17 +868,6 @@ impl Replacer for Fbx {
             unsafe { Self::bplru_mut(&mut self.leader) }.victims(incoming, pins, out)?;
             if out.bypass {
                 // The incoming page is not buffered: its request reaches the shadows here.
-                self.feed(incoming);
-            }
-            return Ok(());
-        }
-        if self.adlru_until != 0 {
-            // SAFETY: nonzero only while AD-LRU leads (`set_direct`), which FBX tracks.
-            unsafe { Self::adlru_mut(&mut self.leader) }.victims(incoming, pins, out)?;
-            for &v in &out.victims {
-                self.untrack(v);
-            }
-            if out.bypass {
                 self.feed(incoming);
             }
             return Ok(());
