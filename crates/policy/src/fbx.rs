@@ -207,6 +207,15 @@ pub struct Fbx {
     used: FrameBits,
     /// When [`Fbx::refresh`] next clamps the ages.
     refresh_at: u64,
+    /// Requests before this time go straight to a BPLRU leader's hooks: [`Fbx::refresh_at`]
+    /// while BPLRU leads and FBX tracks nothing, 0 otherwise ([`Fbx::set_direct`]). One compare
+    /// stands for the refresh test, the tracking test and the leader's tag; the hints test it
+    /// for zero.
+    bplru_until: u64,
+    /// The same for an AD-LRU leader that FBX tracks (its hit and insertion store the frame's
+    /// tick, then go straight to AD-LRU's hooks); nonzero exactly while AD-LRU leads (FBX
+    /// always tracks it).
+    adlru_until: u64,
     /// The tick of the last [`Fbx::refresh`]: every age was clamped then, so a frame's
     /// effective tick is at least this minus [`AGE_CAP`] (what a switch from a leader that keeps
     /// its frames' access times computes).
@@ -473,6 +482,7 @@ impl Fbx {
         }
         self.leader = next;
         self.tracking = tracking;
+        self.set_direct();
         self.switches += 1;
     }
 
@@ -491,6 +501,83 @@ impl Fbx {
         }
         self.refreshed = Some(now >> self.tick_shift);
         self.refresh_at = now.saturating_add(AGE_REFRESH << self.tick_shift);
+        self.set_direct();
+    }
+
+    /// Sets [`Fbx::bplru_until`] and [`Fbx::adlru_until`] from the leader, the tracking and
+    /// [`Fbx::refresh_at`] (after every change of one of them): the direct paths of
+    /// [`Fbx::on_hit`] and [`Fbx::on_insert`] rely on them naming the leader's kind.
+    fn set_direct(&mut self) {
+        let bplru = !self.tracking && matches!(self.leader, Expert::Bplru(_));
+        let adlru = self.tracking && matches!(self.leader, Expert::AdLru(_));
+        self.bplru_until = if bplru { self.refresh_at } else { 0 };
+        self.adlru_until = if adlru { self.refresh_at } else { 0 };
+    }
+
+    /// The leader as BPLRU.
+    ///
+    /// # Safety
+    /// The leader is BPLRU: the caller has seen `bplru_until` nonzero (or above the request's
+    /// time), which [`Fbx::set_direct`] allows only while BPLRU leads.
+    #[inline(always)]
+    unsafe fn bplru_mut(leader: &mut Expert) -> &mut crate::bplru::Bplru {
+        match leader {
+            Expert::Bplru(p) => p,
+            _ => {
+                debug_assert!(false, "a direct path to BPLRU while {} leads", leader.kind().name());
+                // SAFETY: the caller's contract.
+                unsafe { std::hint::unreachable_unchecked() }
+            }
+        }
+    }
+
+    /// [`Fbx::bplru_mut`] for a shared leader.
+    ///
+    /// # Safety
+    /// As [`Fbx::bplru_mut`].
+    #[inline(always)]
+    unsafe fn bplru_ref(leader: &Expert) -> &crate::bplru::Bplru {
+        match leader {
+            Expert::Bplru(p) => p,
+            _ => {
+                debug_assert!(false, "a direct path to BPLRU while {} leads", leader.kind().name());
+                // SAFETY: the caller's contract.
+                unsafe { std::hint::unreachable_unchecked() }
+            }
+        }
+    }
+
+    /// The leader as AD-LRU.
+    ///
+    /// # Safety
+    /// The leader is AD-LRU: the caller has seen `adlru_until` nonzero (or above the request's
+    /// time), which [`Fbx::set_direct`] allows only while AD-LRU leads.
+    #[inline(always)]
+    unsafe fn adlru_mut(leader: &mut Expert) -> &mut crate::ad_lru::AdLru {
+        match leader {
+            Expert::AdLru(p) => p,
+            _ => {
+                debug_assert!(false, "a direct path to AD-LRU while {} leads", leader.kind().name());
+                // SAFETY: the caller's contract.
+                unsafe { std::hint::unreachable_unchecked() }
+            }
+        }
+    }
+
+    /// [`Fbx::adlru_mut`] for a shared leader.
+    ///
+    /// # Safety
+    /// As [`Fbx::adlru_mut`].
+    #[inline(always)]
+    unsafe fn adlru_ref(leader: &Expert) -> &crate::ad_lru::AdLru {
+        match leader {
+            Expert::AdLru(p) => p,
+            _ => {
+                debug_assert!(false, "a direct path to AD-LRU while {} leads", leader.kind().name());
+                // SAFETY: the caller's contract.
+                unsafe { std::hint::unreachable_unchecked() }
+            }
+        }
     }
 
     /// Records an access to a tracked frame: its tick (one store; the caller has refreshed).
@@ -534,6 +621,79 @@ impl Fbx {
         self.wide[f] = page;
     }
 
+    /// [`Replacer::on_hit`] off the direct paths: a due refresh, a tracked leader other than
+    /// AD-LRU, an untracked one other than BPLRU (tests), a BPLRU leader tracked (tests).
+    #[inline(always)]
+    fn hit_general(&mut self, frame: FrameId, a: &Access) {
+        if a.time >= self.refresh_at {
+            self.refresh(a.time);
+        }
+        if self.tracking {
+            self.touch(frame as usize, a);
+            self.leader.on_hit(frame, a);
+        } else if let Expert::Bplru(p) = &mut self.leader {
+            p.on_hit(frame, a);
+        } else {
+            self.leader.on_hit(frame, a);
+        }
+    }
+
+    /// [`Replacer::on_insert`] off the direct paths (as [`Fbx::hit_general`]).
+    #[inline(always)]
+    fn insert_general(&mut self, frame: FrameId, a: &Access) {
+        if a.time >= self.refresh_at {
+            self.refresh(a.time);
+        }
+        if self.tracking {
+            self.track_insert(frame, a);
+            self.leader.on_insert(frame, a);
+        } else if let Expert::Bplru(p) = &mut self.leader {
+            p.on_insert(frame, a);
+        } else {
+            self.leader.on_insert(frame, a);
+        }
+    }
+
+    /// [`Replacer::victims`] for every leader but an untracked BPLRU.
+    #[inline(never)]
+    fn victims_general<P: Pins + ?Sized>(
+        &mut self,
+        incoming: &Access,
+        pins: &P,
+        out: &mut Evictions,
+    ) -> Result<(), EvictError> {
+        if let Expert::Bplru(p) = &mut self.leader {
+            p.victims(incoming, pins, out)?;
+        } else {
+            self.leader.victims(incoming, pins, out)?;
+        }
+        if self.tracking {
+            for &v in &out.victims {
+                self.untrack(v);
+            }
+        }
+        if out.bypass {
+            // The incoming page is not buffered: its request reaches the shadows here.
+            self.feed(incoming);
+        }
+        Ok(())
+    }
+
+    #[inline(never)]
+    fn prefetch_other(leader: &Expert, page: u64) {
+        leader.prefetch(page);
+    }
+
+    #[inline(never)]
+    fn prefetch_frame_other(leader: &Expert, frame: FrameId) {
+        leader.prefetch_frame(frame);
+    }
+
+    #[inline(never)]
+    fn likely_victim_other(leader: &Expert) -> Option<FrameId> {
+        leader.likely_victim()
+    }
+
     #[inline]
     fn untrack(&mut self, frame: FrameId) {
         let f = frame as usize;
@@ -574,7 +734,7 @@ impl Replacer for Fbx {
             FtlClass::BlockMapped | FtlClass::LogBlock | FtlClass::SharedLog => ExpertKind::Cfdc,
         };
         let leader = Expert::new(first, capacity, &profile, &fbp);
-        Fbx {
+        let mut fbx = Fbx {
             compactor: Compactor::with_direct(crate::shadow::space_blocks(space, mini, ppb), ppb, mapped * 64),
             tracking: !leader.keeps_frames(),
             leader,
@@ -589,6 +749,8 @@ impl Replacer for Fbx {
             last: vec![0; capacity],
             used: FrameBits::new(capacity),
             refresh_at: AGE_REFRESH << tick_shift(capacity),
+            bplru_until: 0,
+            adlru_until: 0,
             refreshed: None,
             #[cfg(test)]
             always_track: false,
@@ -607,82 +769,110 @@ impl Replacer for Fbx {
             in_epoch: 0,
             epochs: 0,
             switches: 0,
-        }
+        };
+        fbx.set_direct();
+        fbx
     }
 
-    // A leader that keeps each frame's page and access time itself (BPLRU) is not tracked:
-    // after the test of `tracking`, which every request makes anyway, one test of the leader's
-    // tag reaches BPLRU's inlined hook, where a `match` over the six experts is an indirect jump
-    // through a table on every request (BPLRU leads the read-only foundation benchmark after
-    // its first epochs). A tracked leader is dispatched as before.
+    // The leaders of the foundation benchmark go straight to their hooks: BPLRU (which keeps
+    // its own frames, so FBX tracks nothing) and AD-LRU (tracked: one store of the tick). One
+    // compare of the request's time against `bplru_until` (then `adlru_until`) replaces the
+    // refresh test, the tracking test and the leader's tag (a `match` over the six experts is an
+    // indirect jump through a table on every request). Every other case, and a due refresh,
+    // takes the general path, as before.
     #[inline(always)]
     fn on_hit(&mut self, frame: FrameId, a: &Access) {
-        if a.time >= self.refresh_at {
-            self.refresh(a.time);
-        }
-        if self.tracking {
+        if a.time < self.bplru_until {
+            // SAFETY: `bplru_until` is nonzero only while BPLRU leads.
+            unsafe { Self::bplru_mut(&mut self.leader) }.on_hit(frame, a);
+        } else if a.time < self.adlru_until {
             self.touch(frame as usize, a);
-            self.leader.on_hit(frame, a);
-        } else if let Expert::Bplru(p) = &mut self.leader {
-            p.on_hit(frame, a);
+            // SAFETY: `adlru_until` is nonzero only while AD-LRU leads.
+            unsafe { Self::adlru_mut(&mut self.leader) }.on_hit(frame, a);
         } else {
-            self.leader.on_hit(frame, a);
+            self.hit_general(frame, a);
         }
         self.feed(a);
     }
 
     #[inline(always)]
     fn on_insert(&mut self, frame: FrameId, a: &Access) {
-        if a.time >= self.refresh_at {
-            self.refresh(a.time);
-        }
-        if self.tracking {
+        if a.time < self.bplru_until {
+            // SAFETY: as in `on_hit`.
+            unsafe { Self::bplru_mut(&mut self.leader) }.on_insert(frame, a);
+        } else if a.time < self.adlru_until {
             self.track_insert(frame, a);
-            self.leader.on_insert(frame, a);
-        } else if let Expert::Bplru(p) = &mut self.leader {
-            p.on_insert(frame, a);
+            // SAFETY: as in `on_hit`.
+            unsafe { Self::adlru_mut(&mut self.leader) }.on_insert(frame, a);
         } else {
-            self.leader.on_insert(frame, a);
+            self.insert_general(frame, a);
         }
         self.feed(a);
     }
 
+    // The hints test `bplru_until`, then `adlru_until`, for zero, and call out of line for the
+    // other leaders: a `match` on the leader's tag, or a tag test followed by one, compiles to a
+    // jump through a table on every hint (two separate fields, unlike one byte naming the
+    // leader, keep BPLRU's test first and alone).
     #[inline(always)]
     fn prefetch(&self, page: u64) {
-        if let Expert::Bplru(p) = &self.leader { p.prefetch(page) } else { self.leader.prefetch(page) }
+        if self.bplru_until != 0 {
+            // SAFETY: nonzero only while BPLRU leads (`set_direct`).
+            unsafe { Self::bplru_ref(&self.leader) }.prefetch(page);
+        } else if self.adlru_until != 0 {
+            // SAFETY: as above.
+            unsafe { Self::adlru_ref(&self.leader) }.prefetch(page);
+        } else {
+            Self::prefetch_other(&self.leader, page);
+        }
     }
 
     #[inline(always)]
     fn prefetch_frame(&self, frame: FrameId) {
-        if let Expert::Bplru(p) = &self.leader { p.prefetch_frame(frame) } else { self.leader.prefetch_frame(frame) }
+        if self.bplru_until != 0 {
+            // SAFETY: as in `prefetch`.
+            unsafe { Self::bplru_ref(&self.leader) }.prefetch_frame(frame);
+        } else if self.adlru_until != 0 {
+            // SAFETY: as in `prefetch`.
+            unsafe { Self::adlru_ref(&self.leader) }.prefetch_frame(frame);
+        } else {
+            Self::prefetch_frame_other(&self.leader, frame);
+        }
     }
 
     #[inline(always)]
     fn likely_victim(&self) -> Option<FrameId> {
-        if let Expert::Bplru(p) = &self.leader { p.likely_victim() } else { self.leader.likely_victim() }
+        if self.bplru_until != 0 {
+            // SAFETY: as in `prefetch`.
+            unsafe { Self::bplru_ref(&self.leader) }.likely_victim()
+        } else if self.adlru_until != 0 {
+            // SAFETY: as in `prefetch`.
+            unsafe { Self::adlru_ref(&self.leader) }.likely_victim()
+        } else {
+            Self::likely_victim_other(&self.leader)
+        }
     }
 
+    // Inlined into the host's miss path: an untracked BPLRU leader is called directly (its
+    // eviction is out of line), instead of through a call of FBX's own that dispatches on the
+    // leader's tag (with its own prologue and epilogue, about 25 instructions an eviction).
+    #[inline(always)]
     fn victims<P: Pins + ?Sized>(
         &mut self,
         incoming: &Access,
         pins: &P,
         out: &mut Evictions,
     ) -> Result<(), EvictError> {
-        if let Expert::Bplru(p) = &mut self.leader {
-            p.victims(incoming, pins, out)?;
-        } else {
-            self.leader.victims(incoming, pins, out)?;
-        }
-        if self.tracking {
-            for &v in &out.victims {
-                self.untrack(v);
+        if self.bplru_until != 0 {
+            // SAFETY: nonzero only while BPLRU leads (`set_direct`).
+            unsafe { Self::bplru_mut(&mut self.leader) }.victims(incoming, pins, out)?;
+            if out.bypass {
+                // The incoming page is not buffered: its request reaches the shadows here.
+                self.feed(incoming);
             }
+            return Ok(());
         }
-        if out.bypass {
-            // The incoming page is not buffered: its request reaches the shadows here.
-            self.feed(incoming);
-        }
-        Ok(())
+        self.victims_general(incoming, pins, out)
     }
 
     fn remove(&mut self, frame: FrameId) {
