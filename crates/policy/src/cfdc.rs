@@ -36,7 +36,10 @@
 //!   a selection first replays the comparisons that expired (subtree minima of those times say
 //!   where; a minimum may be earlier than needed, never later), then reads the root. Cluster
 //!   changes update one leaf-to-root path, stopping at the first node whose winner did not
-//!   change (above it only an earlier flip time travels, lowering minima without a duel). The
+//!   change (above it only an earlier flip time travels, lowering minima without a duel). A
+//!   change that raises a cluster's priority walks nothing: the nodes it wins keep its older,
+//!   lower key, a lower bound at every later globaltime, and a selection walks the path of a
+//!   root winner whose key is stale before taking it. The
 //!   cluster a selection takes leaves the competition at once, its path recomputed from the leaf
 //!   up (leaving it to the next selection's replay from the root down took more instructions:
 //!   the replay's recursion visits the path and its siblings). Comparisons are exact integer
@@ -1335,7 +1338,8 @@ mod tests {
                 // Create (a displacement: timestamp = globaltime, which then moves on).
                 0 if !live[s as usize] => {
                     live[s as usize] = true;
-                    *t.cl_mut(s) = Cluster { members: Ends { len: 1, ..Ends::EMPTY }, sum: 0, ts: g, last_off: 0, competes: true };
+                    *t.cl_mut(s) =
+                        Cluster { members: Ends { len: 1, ..Ends::EMPTY }, sum: 0, ts: g, last_off: 0, competes: true };
                     g += 1;
                     t.update(s, g);
                 }
