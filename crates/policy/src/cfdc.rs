@@ -36,7 +36,10 @@
 //!   a selection first replays the comparisons that expired (subtree minima of those times say
 //!   where; a minimum may be earlier than needed, never later), then reads the root. Cluster
 //!   changes update one leaf-to-root path, stopping at the first node whose winner did not
-//!   change (above it only an earlier flip time travels, lowering minima without a duel). The
+//!   change (above it only an earlier flip time travels, lowering minima without a duel). A
+//!   change that raises a cluster's priority walks nothing: the nodes it wins keep its older,
+//!   lower key, a lower bound at every later globaltime, and a selection walks the path of a
+//!   root winner whose key is stale before taking it. The
 //!   cluster a selection takes leaves the competition at once, its path recomputed from the leaf
 //!   up (leaving it to the next selection's replay from the root down took more instructions:
 //!   the replay's recursion visits the path and its siblings). Comparisons are exact integer
@@ -395,32 +398,40 @@ impl Tournament {
     /// Updates the path of competing `slot` after its key changed from `old` to the one its
     /// record now holds, timestamp unchanged (pages joined or left it). Its priority then
     /// changed by the same factor at every globaltime (`P = k/(g − ts)` with `k = d/n²`), which
-    /// spares comparisons:
-    /// * `k` fell or stayed: where the cluster was the winner it still is, against every rival
-    ///   and for longer, so only the copies of its key change (the earliest flip times kept are
-    ///   now earlier than needed, which is safe); at the first node it did not win, it is
-    ///   compared again (unless `k` did not change), and the walk goes on as in [`update`].
-    /// * `k` rose: where it was not the winner nothing changes (a rival's lead only grows): if it
-    ///   did not win its bottom node the walk ends there; otherwise as in [`update`].
+    /// spares comparisons. The nodes the cluster wins hold a copy of its key that may be older
+    /// than `old` (see the rise below); the change is judged against that copy where there is
+    /// one (the bottom node's, the same on the whole path it wins), else against `old`:
+    /// * `k` fell: where the cluster was the winner it still is, against every rival and for
+    ///   longer, so only the copies of its key change (the earliest flip times kept are now
+    ///   earlier than needed, which is safe); at the first node it did not win, it is compared
+    ///   again, and the walk goes on as in [`update`].
+    /// * `k` rose or stayed: nothing is walked. Where it was not the winner a rival's lead only
+    ///   grows. Where it was, the copies keep the older, lower key: every copy of a cluster's
+    ///   key is then at most its priority at every later globaltime (same timestamp, smaller
+    ///   `k`), and every node's winner beats its children's copies by those keys; so the
+    ///   root's copy is at most every cluster's true priority, and a root whose copy is its
+    ///   record's key names the true minimum. [`min`] walks the root winner's path when its
+    ///   copy is stale and looks again. (A rise that reaches a selection's root is rare; most
+    ///   are overtaken by the next change of the same cluster or of a sibling, whose walks
+    ///   read the record.)
     ///
     /// [`update`]: Tournament::update
+    /// [`min`]: Tournament::min
     #[inline]
     fn rekey(&mut self, slot: u32, old: Key, g: u64) {
         let new = self.cl(slot).key();
         debug_assert_eq!(new.ts, old.ts);
         let (pair, leaves, size, root) = (&mut self.pair.0[..], &self.leaves.0[..], self.size, self.root);
-        let (knew, kold) = (new.d as u64 * old.nn as u64, old.d as u64 * new.nn as u64);
         let mut i = (size + slot as usize) / 2;
-        if knew <= kold {
-            while i >= root && node_mut(pair, i).win == slot {
-                node_mut(pair, i).key = new;
-                i /= 2;
-            }
-            if knew == kold {
-                return;
-            }
-        } else if node_mut(pair, i).win != slot {
+        let bottom = node_mut(pair, i);
+        let wins = bottom.win == slot;
+        let was = select_unpredictable(wins, bottom.key, old);
+        if new.d as u64 * was.nn as u64 >= was.d as u64 * new.nn as u64 {
             return;
+        }
+        while i >= root && node_mut(pair, i).win == slot {
+            node_mut(pair, i).key = new;
+            i /= 2;
         }
         Self::walk_up_in(pair, leaves, size, root, i, g);
     }
@@ -505,13 +516,23 @@ impl Tournament {
         false
     }
 
-    /// The lowest-priority competing cluster at `g`, or NIL.
+    /// The lowest-priority competing cluster at `g`, or NIL. A root winner whose key copy is
+    /// older than its record's (a rise left to the selection, see [`rekey`]) has its path
+    /// walked, and the root is read again.
+    ///
+    /// [`rekey`]: Tournament::rekey
     #[inline]
     fn min(&mut self, g: u64) -> u32 {
-        if self.get(self.root).min_flip <= g {
-            self.replay(g);
+        loop {
+            if self.get(self.root).min_flip <= g {
+                self.replay(g);
+            }
+            let top = self.get(self.root);
+            if top.win == NIL || Key::same(top.key, self.cl(top.win).key()) {
+                return top.win;
+            }
+            self.walk_up((self.size + top.win as usize) / 2, g);
         }
-        self.get(self.root).win
     }
 }
 
@@ -1297,73 +1318,111 @@ mod tests {
 
     use proptest::prelude::*;
 
+    /// Plays a random cluster history on a tournament of `slots` slots (clusters created with
+    /// distinct timestamps, growing and shrinking, zeroed and back, set aside as holding only
+    /// pinned pages, released; globaltime advancing by random steps) and checks the root against
+    /// the brute-force argmin of Formula 1, with the same tie rule. `size` maps the drawn
+    /// `(d, n)` to a cluster's dividend and size.
+    fn tournament_history(
+        slots: usize,
+        ops: Vec<(u32, u8, u32, u32, u64)>,
+        size: impl Fn(u32, u32) -> (u32, u32),
+    ) -> Result<(), TestCaseError> {
+        let mut t = Tournament::new(slots);
+        let mut live = vec![false; slots];
+        let mut g = 0u64;
+        for (slot, op, d, n, dg) in ops {
+            let s = slot % slots as u32;
+            let (d, n) = size(d, n);
+            match op {
+                // Create (a displacement: timestamp = globaltime, which then moves on).
+                0 if !live[s as usize] => {
+                    live[s as usize] = true;
+                    *t.cl_mut(s) =
+                        Cluster { members: Ends { len: 1, ..Ends::EMPTY }, sum: 0, ts: g, last_off: 0, competes: true };
+                    g += 1;
+                    t.update(s, g);
+                }
+                // The cluster changes (pages join or leave), its timestamp kept: the path
+                // is recomputed (op 1) or rekeyed from the old key (op 2, as CFDC does).
+                1 | 2 if live[s as usize] => {
+                    let c = t.cl_mut(s);
+                    let old = c.key();
+                    c.members.len = n;
+                    c.sum = d.max(n - 1);
+                    if c.competes {
+                        if op == 1 {
+                            t.update(s, g);
+                        } else {
+                            t.rekey(s, old, g);
+                        }
+                    }
+                }
+                // Zeroed or set aside (its path updated, or left to the next selection as
+                // CFDC does), and back.
+                3 if live[s as usize] => {
+                    let competes = !t.cl(s).competes;
+                    if !competes && n % 2 == 0 {
+                        t.withdraw(s);
+                    } else {
+                        t.set_competing(s, competes, g);
+                    }
+                }
+                // Released.
+                4 if live[s as usize] => {
+                    live[s as usize] = false;
+                    let competes = t.cl(s).competes;
+                    *t.cl_mut(s) = Cluster::FREE;
+                    if competes {
+                        t.update(s, g);
+                    }
+                }
+                _ => {}
+            }
+            g += dg;
+            // Not after every step: a selection replays what a withdrawal left, and the
+            // steps in between must cope with those nodes (and with the key copies that
+            // rises left older than the records).
+            if dg % 3 == 0 {
+                let want = brute_min(&t, g);
+                prop_assert_eq!(t.min(g), want, "at globaltime {}", g);
+            }
+        }
+        Ok(())
+    }
+
     proptest! {
-        /// Over random cluster histories (clusters created with distinct timestamps, growing
-        /// and shrinking, zeroed and back, released; globaltime advancing by random steps), the
-        /// tournament's root is always the brute-force argmin of Formula 1 at the current
-        /// globaltime, with the same tie rule.
+        /// The root is the argmin of Formula 1 over random histories (see
+        /// [`tournament_history`]), sizes and dividends as with the default cluster size.
         #[test]
         fn tournament_min_is_the_argmin_of_formula_1(
             slots in 1usize..40,
             ops in proptest::collection::vec((0u32..40, 0u8..5, 1u32..300, 1u32..70, 0u64..40), 1..400),
         ) {
-            let mut t = Tournament::new(slots);
-            let mut live = vec![false; slots];
-            let mut g = 0u64;
-            for (slot, op, d, n, dg) in ops {
-                let s = slot % slots as u32;
-                match op {
-                    // Create (a displacement: timestamp = globaltime, which then moves on).
-                    0 if !live[s as usize] => {
-                        live[s as usize] = true;
-                        *t.cl_mut(s) = Cluster { members: Ends { len: 1, ..Ends::EMPTY }, sum: 0, ts: g, last_off: 0, competes: true };
-                        g += 1;
-                        t.update(s, g);
-                    }
-                    // The cluster changes (pages join or leave), its timestamp kept: the path
-                    // is recomputed (op 1) or rekeyed from the old key (op 2, as CFDC does).
-                    1 | 2 if live[s as usize] => {
-                        let c = t.cl_mut(s);
-                        let old = c.key();
-                        c.members.len = n;
-                        c.sum = d.max(n - 1);
-                        if c.competes {
-                            if op == 1 {
-                                t.update(s, g);
-                            } else {
-                                t.rekey(s, old, g);
-                            }
-                        }
-                    }
-                    // Zeroed or set aside (its path updated, or left to the next selection as
-                    // CFDC does), and back.
-                    3 if live[s as usize] => {
-                        let competes = !t.cl(s).competes;
-                        if !competes && n % 2 == 0 {
-                            t.withdraw(s);
-                        } else {
-                            t.set_competing(s, competes, g);
-                        }
-                    }
-                    // Released.
-                    4 if live[s as usize] => {
-                        live[s as usize] = false;
-                        let competes = t.cl(s).competes;
-                        *t.cl_mut(s) = Cluster::FREE;
-                        if competes {
-                            t.update(s, g);
-                        }
-                    }
-                    _ => {}
-                }
-                g += dg;
-                // Not after every step: a selection replays what a withdrawal left, and the
-                // steps in between must cope with those nodes.
-                if dg % 3 == 0 {
-                    let want = brute_min(&t, g);
-                    prop_assert_eq!(t.min(g), want, "at globaltime {}", g);
-                }
-            }
+            tournament_history(slots, ops, |d, n| (d, n))?;
+        }
+
+        /// The same with few distinct keys, so that many clusters tie on `d/n²` (and on
+        /// priority: the older wins) and rekeys often leave `k` unchanged.
+        #[test]
+        fn tournament_min_breaks_ties_to_the_older(
+            slots in 1usize..40,
+            ops in proptest::collection::vec((0u32..40, 0u8..5, 1u32..300, 1u32..70, 0u64..40), 1..400),
+        ) {
+            tournament_history(slots, ops, |d, n| (d % 4 + 1, n % 3 + 1))?;
+        }
+
+        /// The same with the largest configurable cluster size (`MAX_PPB` pages per cluster:
+        /// dividends up to `n · MAX_PPB`), where the products need all of `u128`'s width.
+        #[test]
+        fn tournament_min_with_the_largest_clusters(
+            slots in 1usize..40,
+            ops in proptest::collection::vec((0u32..40, 0u8..5, 1u32..u32::MAX, 1u32..u32::MAX, 0u64..40), 1..400),
+        ) {
+            tournament_history(slots, ops, |d, n| {
+                let n = n % MAX_PPB as u32 + 1;
+                (d % (n * MAX_PPB as u32), n)
+            })?;
         }
     }
 }
