@@ -268,6 +268,21 @@ pub fn tick_shift(capacity: usize) -> u32 {
     (16 * capacity as u64).div_ceil(u64::from(AGE_CAP)).next_power_of_two().trailing_zeros()
 }
 
+/// The expert in `$leader` as its `$variant`, without testing the tag in release builds (a
+/// debug assertion tests it). Unsafe: the caller knows which expert leads (see
+/// [`Fbx::set_direct`]); any other is undefined behaviour.
+macro_rules! leader_as {
+    ($leader:expr, $variant:ident) => {
+        match $leader {
+            Expert::$variant(p) => p,
+            other => {
+                debug_assert!(false, "a direct path to {} while {} leads", stringify!($variant), other.kind().name());
+                std::hint::unreachable_unchecked()
+            }
+        }
+    };
+}
+
 impl Fbx {
     /// The expert managing the buffer now.
     pub fn leader(&self) -> ExpertKind {
@@ -521,14 +536,8 @@ impl Fbx {
     /// time), which [`Fbx::set_direct`] allows only while BPLRU leads.
     #[inline(always)]
     unsafe fn bplru_mut(leader: &mut Expert) -> &mut crate::bplru::Bplru {
-        match leader {
-            Expert::Bplru(p) => p,
-            _ => {
-                debug_assert!(false, "a direct path to BPLRU while {} leads", leader.kind().name());
-                // SAFETY: the caller's contract.
-                unsafe { std::hint::unreachable_unchecked() }
-            }
-        }
+        // SAFETY: the caller's contract.
+        unsafe { leader_as!(leader, Bplru) }
     }
 
     /// [`Fbx::bplru_mut`] for a shared leader.
@@ -537,14 +546,8 @@ impl Fbx {
     /// As [`Fbx::bplru_mut`].
     #[inline(always)]
     unsafe fn bplru_ref(leader: &Expert) -> &crate::bplru::Bplru {
-        match leader {
-            Expert::Bplru(p) => p,
-            _ => {
-                debug_assert!(false, "a direct path to BPLRU while {} leads", leader.kind().name());
-                // SAFETY: the caller's contract.
-                unsafe { std::hint::unreachable_unchecked() }
-            }
-        }
+        // SAFETY: the caller's contract.
+        unsafe { leader_as!(leader, Bplru) }
     }
 
     /// The leader as AD-LRU.
@@ -554,14 +557,8 @@ impl Fbx {
     /// time), which [`Fbx::set_direct`] allows only while AD-LRU leads.
     #[inline(always)]
     unsafe fn adlru_mut(leader: &mut Expert) -> &mut crate::ad_lru::AdLru {
-        match leader {
-            Expert::AdLru(p) => p,
-            _ => {
-                debug_assert!(false, "a direct path to AD-LRU while {} leads", leader.kind().name());
-                // SAFETY: the caller's contract.
-                unsafe { std::hint::unreachable_unchecked() }
-            }
-        }
+        // SAFETY: the caller's contract.
+        unsafe { leader_as!(leader, AdLru) }
     }
 
     /// [`Fbx::adlru_mut`] for a shared leader.
@@ -570,14 +567,8 @@ impl Fbx {
     /// As [`Fbx::adlru_mut`].
     #[inline(always)]
     unsafe fn adlru_ref(leader: &Expert) -> &crate::ad_lru::AdLru {
-        match leader {
-            Expert::AdLru(p) => p,
-            _ => {
-                debug_assert!(false, "a direct path to AD-LRU while {} leads", leader.kind().name());
-                // SAFETY: the caller's contract.
-                unsafe { std::hint::unreachable_unchecked() }
-            }
-        }
+        // SAFETY: the caller's contract.
+        unsafe { leader_as!(leader, AdLru) }
     }
 
     /// Records an access to a tracked frame: its tick (one store; the caller has refreshed).
