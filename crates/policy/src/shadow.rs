@@ -335,6 +335,9 @@ pub fn space_blocks(space_blocks: Option<u64>, frames: usize, ppb: u64) -> u64 {
         .max(1)
 }
 
+/// The flag of a dirty frame in [`Shadow`]'s page array (compact pages are far below 2⁶³).
+const DIRTY: u64 = 1 << 63;
+
 /// One expert simulated on the sampled substream (see the module documentation).
 pub struct Shadow {
     expert: Expert,
@@ -344,8 +347,9 @@ pub struct Shadow {
     /// about one request in a hundred, so its lines have left the cache by the next one, and a
     /// direct slot is one line where a hash look-up is two.
     table: PageDirectory,
+    /// The compact page of each frame with [`DIRTY`] set while it is dirty (`u64::MAX`: no
+    /// page): one word where a page array and a flag array were two lines per access.
     page: Vec<u64>,
-    dirty: Vec<bool>,
     free: Vec<FrameId>,
     out: Evictions,
     prices_ns: [f64; 3],
@@ -396,7 +400,6 @@ impl Shadow {
             device,
             table,
             page: vec![u64::MAX; frames],
-            dirty: vec![false; frames],
             free: (0..frames as FrameId).rev().collect(),
             out: Evictions { victims: Vec::with_capacity(4 * ppb as usize + 4), pad: None, bypass: false },
             prices_ns: [d.read_us * 1e3, d.program_us * 1e3, d.erase_us * 1e3],
@@ -515,8 +518,8 @@ impl Shadow {
         self.requests += 1;
         let page = a.page;
         if let Some(f) = self.table.get(page).checked_sub(1) {
-            if a.kind.is_write() && !self.dirty[f as usize] {
-                self.dirty[f as usize] = true;
+            if a.kind.is_write() && self.page[f as usize] & DIRTY == 0 {
+                self.page[f as usize] |= DIRTY;
                 self.dirty_frames += 1;
             }
             self.expert.on_hit(f, a);
@@ -549,15 +552,15 @@ impl Shadow {
                     self.failed = true;
                     break;
                 }
-                let p = self.page[v];
+                let p = self.page[v] & !DIRTY;
+                let dirty = self.page[v] & DIRTY != 0;
                 let in_pad = out.pad.is_some_and(|b| (b.first_page..b.first_page + u64::from(b.pages)).contains(&p));
-                if self.dirty[v] && !in_pad {
+                if dirty && !in_pad {
                     self.write(p);
                 }
                 self.table.clear(p);
-                self.dirty_frames -= u64::from(self.dirty[v]);
+                self.dirty_frames -= u64::from(dirty);
                 self.page[v] = u64::MAX;
-                self.dirty[v] = false;
                 self.free.push(v as FrameId);
             }
             let bypass = out.bypass;
@@ -577,8 +580,7 @@ impl Shadow {
         // A database buffer: a miss (a write miss too) fetches its page.
         self.read(page);
         self.table.set(page, f + 1);
-        self.page[f as usize] = page;
-        self.dirty[f as usize] = a.kind == AccessKind::Write;
+        self.page[f as usize] = page | if a.kind == AccessKind::Write { DIRTY } else { 0 };
         self.dirty_frames += u64::from(a.kind == AccessKind::Write);
         self.expert.on_insert(f, a);
     }
@@ -590,7 +592,7 @@ impl Shadow {
         }
         self.expert.check_invariants()?;
         let used = self.page.iter().filter(|&&p| p != u64::MAX).count();
-        let dirty = self.dirty.iter().filter(|&&d| d).count() as u64;
+        let dirty = self.page.iter().filter(|&&p| p != u64::MAX && p & DIRTY != 0).count() as u64;
         if dirty != self.dirty_frames {
             return Err(format!("shadow {}: {dirty} dirty frames, {} counted", self.kind().name(), self.dirty_frames));
         }
@@ -607,7 +609,7 @@ impl Shadow {
         // As many entries as used frames, and each used frame's page maps to it: the table
         // holds exactly those pairs.
         for (f, &p) in self.page.iter().enumerate() {
-            if p != u64::MAX && self.table.get(p) != f as u32 + 1 {
+            if p != u64::MAX && self.table.get(p & !DIRTY) != f as u32 + 1 {
                 return Err(format!("shadow {}: frame {f} holds page {p}, which maps elsewhere", self.kind().name()));
             }
         }
