@@ -293,15 +293,6 @@ impl PageDirectory {
         }
     }
 
-    /// [`PageDirectory::new`], with the pages below `dense` direct-mapped from the start, so
-    /// that no page below it grows the array while running. With `empty == 0` the array is
-    /// zeroed memory: only the lines of the pages set are backed.
-    pub(crate) fn with_dense(empty: u32, dense: u64, sparse: usize) -> Self {
-        let mut d = Self::new(empty, sparse);
-        d.dense = vec![empty; dense.min(DENSE_PAGES) as usize];
-        d
-    }
-
     /// The entry of `page` (`empty` when it has none).
     #[inline(always)]
     pub(crate) fn get(&self, page: u64) -> u32 {

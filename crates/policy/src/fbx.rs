@@ -75,7 +75,7 @@ use crate::bits::FrameBits;
 use crate::fbp::FbpConfig;
 use crate::params::{DeviceParams, DeviceProfile, FtlClass, ParamDoc, PolicyParams, parse_int};
 use crate::replacer::{Access, AccessKind, EvictError, Evictions, FrameId, Pins, Replacer};
-use crate::shadow::{Compactor, Expert, ExpertKind, Shadow};
+use crate::shadow::{Compactor, Expert, ExpertKind, Shadow, ShadowTable};
 
 /// Miniature buffers hold at least this many flash blocks of frames.
 pub const MIN_SAMPLED_BLOCKS: u64 = 16;
@@ -180,6 +180,8 @@ impl PolicyParams for FbxConfig {
 pub struct Fbx {
     leader: Expert,
     shadows: Vec<Shadow>,
+    /// The shadows' page tables, one column each.
+    table: ShadowTable,
     compactor: Compactor,
     scores: Vec<f64>,
     last_cost: Vec<f64>,
@@ -365,7 +367,7 @@ impl Fbx {
         if self.in_epoch >= self.epoch_len {
             self.flush_shadows();
             for s in &mut self.shadows {
-                s.access(&a);
+                s.access_in(&a, &mut self.table);
             }
             self.end_epoch(a.time);
             return;
@@ -373,7 +375,7 @@ impl Fbx {
         if self.queued == PIPELINE {
             let oldest = self.queue[0];
             for s in &mut self.shadows {
-                s.access(&oldest);
+                s.access_in(&oldest, &mut self.table);
             }
             self.queue.copy_within(1.., 0);
             self.queued -= 1;
@@ -382,9 +384,10 @@ impl Fbx {
         if self.queued > 0 {
             let p = self.queue[self.queued - 1].page;
             for s in &self.shadows {
-                s.prefetch_frame(p);
+                s.prefetch_frame(p, &self.table);
             }
         }
+        self.table.prefetch(a.page);
         for s in &self.shadows {
             s.prefetch(a.page);
         }
@@ -398,7 +401,7 @@ impl Fbx {
         for i in 0..self.queued {
             let a = self.queue[i];
             for s in &mut self.shadows {
-                s.access(&a);
+                s.access_in(&a, &mut self.table);
             }
         }
         self.queued = 0;
@@ -718,8 +721,12 @@ impl Replacer for Fbx {
             (0..mapped).map(|w| (0..64).fold(0u64, |acc, i| acc | u64::from(mix(w * 64 + i) <= limit) << i)).collect();
         let (sample_map, sample_map_div) =
             if ppb.is_power_of_two() { (sample_map, Vec::new()) } else { (Vec::new(), sample_map) };
-        let shadows: Vec<Shadow> =
-            ExpertKind::ALL.iter().map(|&k| Shadow::new(k, mini, &profile, logs, &fbp, space)).collect();
+        let shadows: Vec<Shadow> = ExpertKind::ALL
+            .iter()
+            .enumerate()
+            .map(|(i, &k)| Shadow::in_table(k, mini, &profile, logs, &fbp, space, i))
+            .collect();
+        let table = ShadowTable::new(crate::shadow::space_blocks(space, mini, ppb).saturating_mul(ppb), mini);
         let first = match profile.ftl {
             FtlClass::Ideal | FtlClass::PageMapped => ExpertKind::AdLru,
             FtlClass::BlockMapped | FtlClass::LogBlock | FtlClass::SharedLog => ExpertKind::Cfdc,
@@ -732,6 +739,7 @@ impl Replacer for Fbx {
             scores: vec![0.0; shadows.len()],
             last_cost: vec![0.0; shadows.len()],
             shadows,
+            table,
             profile,
             fbp,
             page: vec![0; capacity],
@@ -899,7 +907,7 @@ impl Replacer for Fbx {
                 ));
             }
             for s in &self.shadows {
-                s.check_invariants()?;
+                s.check_invariants_in(&self.table)?;
             }
             return Ok(());
         }
@@ -917,7 +925,7 @@ impl Replacer for Fbx {
         }
 
         for s in &self.shadows {
-            s.check_invariants()?;
+            s.check_invariants_in(&self.table)?;
         }
         Ok(())
     }

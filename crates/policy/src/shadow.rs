@@ -23,7 +23,7 @@ use flashbuf_flash::{AnyDevice, Device, DeviceConfig, DeviceKind};
 use rustc_hash::FxHashMap;
 
 use crate::ad_lru::{AdLru, AdLruConfig};
-use crate::blocks::PageDirectory;
+use crate::blocks::{DENSE_PAGES, prefetch};
 use crate::bp_ref::{BpRef, BpRefConfig};
 use crate::bplru::{Bplru, BplruConfig};
 use crate::cfdc::{Cfdc, CfdcConfig};
@@ -238,10 +238,11 @@ pub fn device_kind(f: FtlClass) -> DeviceKind {
     }
 }
 
-/// The host side of a shadow's buffer, as its expert sees it: nothing pinned, a page table.
-struct Table<'a>(&'a PageDirectory);
+/// The host side of a shadow's buffer, as its expert sees it: nothing pinned, its column of
+/// the page table.
+struct Table<'a, 'b, S>(&'a Column<'b, S>);
 
-impl Pins for Table<'_> {
+impl<S: Slot> Pins for Table<'_, '_, S> {
     #[inline(always)]
     fn is_pinned(&self, _frame: FrameId) -> bool {
         false
@@ -249,6 +250,191 @@ impl Pins for Table<'_> {
     #[inline]
     fn frame_of(&self, page: u64) -> Option<FrameId> {
         self.0.get(page).checked_sub(1)
+    }
+}
+
+/// A slot of a [`ShadowTable`]: `frame + 1`, 0 for none.
+trait Slot: Copy {
+    fn load(self) -> u32;
+    fn of(v: u32) -> Self;
+}
+
+impl Slot for u16 {
+    #[inline(always)]
+    fn load(self) -> u32 {
+        u32::from(self)
+    }
+    #[inline(always)]
+    fn of(v: u32) -> Self {
+        // The table is narrow only for buffers of at most `u16::MAX` frames.
+        v as u16
+    }
+}
+
+impl Slot for u32 {
+    #[inline(always)]
+    fn load(self) -> u32 {
+        self
+    }
+    #[inline(always)]
+    fn of(v: u32) -> Self {
+        v
+    }
+}
+
+/// One shadow's column of a [`ShadowTable`] whose rows are of `S` (the width chosen once per
+/// access, not per slot).
+struct Column<'a, S> {
+    rows: &'a mut [[S; COLUMNS]],
+    sparse: &'a mut FxHashMap<u64, u32>,
+    /// The column, below [`COLUMNS`].
+    col: usize,
+}
+
+impl<S: Slot> Column<'_, S> {
+    #[inline(always)]
+    fn get(&self, page: u64) -> u32 {
+        match self.rows.get(page as usize) {
+            Some(r) => r[self.col % COLUMNS].load(),
+            None => self.sparse.get(&page).copied().unwrap_or(0),
+        }
+    }
+
+    /// Sets `v` (nonzero) for `page`.
+    #[inline(always)]
+    fn set(&mut self, page: u64, v: u32) {
+        match self.rows.get_mut(page as usize) {
+            Some(r) => r[self.col % COLUMNS] = S::of(v),
+            None => {
+                self.sparse.insert(page, v);
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn clear(&mut self, page: u64) {
+        match self.rows.get_mut(page as usize) {
+            Some(r) => r[self.col % COLUMNS] = S::of(0),
+            None => {
+                self.sparse.remove(&page);
+            }
+        }
+    }
+}
+
+/// Columns of a [`ShadowTable`] row: one per expert, padded to a power of two (a row is then
+/// 16 or 32 bytes, inside one cache line).
+const COLUMNS: usize = 8;
+
+/// The page tables of the shadows of one FBX, side by side: row `page` holds `frame + 1` (0:
+/// none) of every shadow, one column each. Every shadow is fed the same compact page, so one
+/// sampled request reads one line of table where six tables were six lines (a shadow is fed
+/// about one request in a hundred: its lines have left the cache by its next request).
+/// Direct-mapped over the compact space (zeroed, so only the rows the sample has reached are
+/// backed), in 2 bytes a slot while a frame number fits; pages beyond [`DENSE_PAGES`] (a space
+/// of more than 2²⁶ pages only) are hashed per column.
+pub(crate) struct ShadowTable {
+    /// The rows of the pages below `min(pages, DENSE_PAGES)`.
+    rows: Rows,
+    /// The other pages of each column.
+    sparse: Vec<FxHashMap<u64, u32>>,
+}
+
+enum Rows {
+    Narrow(Vec<[u16; COLUMNS]>),
+    Wide(Vec<[u32; COLUMNS]>),
+}
+
+impl Default for ShadowTable {
+    fn default() -> Self {
+        ShadowTable { rows: Rows::Narrow(Vec::new()), sparse: (0..COLUMNS).map(|_| FxHashMap::default()).collect() }
+    }
+}
+
+impl ShadowTable {
+    /// A table of the compact pages below `pages` for miniature buffers of `frames` frames.
+    pub(crate) fn new(pages: u64, frames: usize) -> Self {
+        Self::with_dense(pages, frames, DENSE_PAGES)
+    }
+
+    /// [`ShadowTable::new`] with the rows of the pages below `dense` only (tests: the hashed
+    /// pages).
+    fn with_dense(pages: u64, frames: usize, dense: u64) -> Self {
+        let dense = pages.min(dense);
+        // `vec!` of zeroes: the allocation is zeroed memory, backed only where written.
+        let rows = if frames <= usize::from(u16::MAX) {
+            Rows::Narrow(vec![[0; COLUMNS]; dense as usize])
+        } else {
+            Rows::Wide(vec![[0; COLUMNS]; dense as usize])
+        };
+        let sparse = (0..COLUMNS)
+            .map(|_| {
+                let mut m = FxHashMap::default();
+                if dense < pages {
+                    m.reserve(frames);
+                }
+                m
+            })
+            .collect();
+        ShadowTable { rows, sparse }
+    }
+
+    /// `frame + 1` of `page` in column `col` (0: none).
+    #[inline(always)]
+    fn get(&self, page: u64, col: usize) -> u32 {
+        let row = match &self.rows {
+            Rows::Narrow(r) => r.get(page as usize).map(|r| u32::from(r[col % COLUMNS])),
+            Rows::Wide(r) => r.get(page as usize).map(|r| r[col % COLUMNS]),
+        };
+        row.unwrap_or_else(|| self.sparse[col].get(&page).copied().unwrap_or(0))
+    }
+
+    /// Brings the row of `page` into cache (changes nothing).
+    #[inline(always)]
+    pub(crate) fn prefetch(&self, page: u64) {
+        match &self.rows {
+            Rows::Narrow(r) => prefetch(r, page as usize),
+            Rows::Wide(r) => prefetch(r, page as usize),
+        }
+    }
+
+    /// [`Column::set`] of column `col`.
+    #[cfg(test)]
+    fn set(&mut self, page: u64, col: usize, v: u32) {
+        let sparse = &mut self.sparse[col];
+        match &mut self.rows {
+            Rows::Narrow(rows) => Column { rows, sparse, col }.set(page, v),
+            Rows::Wide(rows) => Column { rows, sparse, col }.set(page, v),
+        }
+    }
+
+    /// [`Column::clear`] of column `col`, checking [`Column::get`] against
+    /// [`ShadowTable::get`] first.
+    #[cfg(test)]
+    fn clear(&mut self, page: u64, col: usize) {
+        let want = self.get(page, col);
+        let sparse = &mut self.sparse[col];
+        match &mut self.rows {
+            Rows::Narrow(rows) => {
+                let mut c = Column { rows, sparse, col };
+                assert_eq!(c.get(page), want);
+                c.clear(page);
+            }
+            Rows::Wide(rows) => {
+                let mut c = Column { rows, sparse, col };
+                assert_eq!(c.get(page), want);
+                c.clear(page);
+            }
+        }
+    }
+
+    /// Pages mapped in column `col` (for invariant checks; O(table)).
+    fn entries(&self, col: usize) -> usize {
+        let dense = match &self.rows {
+            Rows::Narrow(r) => r.iter().filter(|x| x[col] != 0).count(),
+            Rows::Wide(r) => r.iter().filter(|x| x[col] != 0).count(),
+        };
+        dense + self.sparse[col].len()
     }
 }
 
@@ -342,11 +528,12 @@ const DIRTY: u64 = 1 << 63;
 pub struct Shadow {
     expert: Expert,
     device: AnyDevice,
-    /// The page table: `frame + 1` per compact page, 0 for none. Direct-mapped over the compact
-    /// space (zeroed, so only the blocks the sample has reached are backed): a shadow is fed
-    /// about one request in a hundred, so its lines have left the cache by the next one, and a
-    /// direct slot is one line where a hash look-up is two.
-    table: PageDirectory,
+    /// The page table of a shadow built alone ([`Shadow::new`]); empty in FBX's shadows, whose
+    /// page tables are the columns of FBX's [`ShadowTable`] (a direct slot is one line where a
+    /// hash look-up is two).
+    own: ShadowTable,
+    /// The shadow's column in its page table.
+    col: usize,
     /// The compact page of each frame with [`DIRTY`] set while it is dirty (`u64::MAX`: no
     /// page): one word where a page array and a flag array were two lines per access.
     page: Vec<u64>,
@@ -377,6 +564,28 @@ impl Shadow {
     ) -> Self {
         let frames = frames.max(1);
         let ppb = u64::from(d.pages_per_block.max(1));
+        let pages = self::space_blocks(space_blocks, frames, ppb).saturating_mul(ppb);
+        Shadow {
+            own: ShadowTable::new(pages, frames),
+            ..Self::in_table(kind, frames, d, log_blocks, fbp, space_blocks, 0)
+        }
+    }
+
+    /// [`Shadow::new`] with its page table in column `col` of a [`ShadowTable`] of
+    /// `space_pages(space_blocks, frames, ppb)` pages held by the caller, who feeds it with
+    /// [`Shadow::access_in`].
+    pub(crate) fn in_table(
+        kind: ExpertKind,
+        frames: usize,
+        d: &DeviceProfile,
+        log_blocks: u32,
+        fbp: &FbpConfig,
+        space_blocks: Option<u64>,
+        col: usize,
+    ) -> Self {
+        assert!(col < COLUMNS);
+        let frames = frames.max(1);
+        let ppb = u64::from(d.pages_per_block.max(1));
         let space_blocks = self::space_blocks(space_blocks, frames, ppb);
         let kind_ = device_kind(d.ftl);
         let cfg =
@@ -393,12 +602,11 @@ impl Shadow {
                 true,
             ),
         };
-        // Compact pages are below `logical` (the space's blocks; [`Compactor`]).
-        let table = PageDirectory::with_dense(0, space_blocks.saturating_mul(ppb), frames);
         Shadow {
             expert: Expert::new(kind, frames, d, fbp),
             device,
-            table,
+            own: ShadowTable::default(),
+            col,
             page: vec![u64::MAX; frames],
             free: (0..frames as FrameId).rev().collect(),
             out: Evictions { victims: Vec::with_capacity(4 * ppb as usize + 4), pad: None, bypass: false },
@@ -490,34 +698,54 @@ impl Shadow {
         }
     }
 
-    /// Hints that an access to compact `page` comes (changes nothing): its page-table slot
-    /// and the expert's own entry for it ([`Replacer::prefetch`]) are brought into cache. A
-    /// shadow is fed about one request in a hundred, so its lines have left the cache between
-    /// two of its accesses; [`crate::fbx::Fbx`] names each sampled page a few sampled requests
-    /// before simulating it.
+    /// Hints that an access to compact `page` comes (changes nothing): the expert's own entry
+    /// for it ([`Replacer::prefetch`]) is brought into cache (the page-table row by
+    /// [`ShadowTable::prefetch`], once for every shadow). A shadow is fed about one request in
+    /// a hundred, so its lines have left the cache between two of its accesses;
+    /// [`crate::fbx::Fbx`] names each sampled page a few sampled requests before simulating it.
     #[inline]
-    pub fn prefetch(&self, page: u64) {
-        self.table.prefetch(page);
+    pub(crate) fn prefetch(&self, page: u64) {
         self.expert.prefetch(page);
     }
 
-    /// After [`Shadow::prefetch`] of `page` (its slot has arrived): the expert's record of the
-    /// frame holding it, if any ([`Replacer::prefetch_frame`]). Changes nothing.
+    /// After the page-table row of `page` in `t` has been prefetched (and has arrived): the
+    /// expert's record of the frame holding it, if any ([`Replacer::prefetch_frame`]). Changes
+    /// nothing.
     #[inline]
-    pub fn prefetch_frame(&self, page: u64) {
-        if let Some(f) = self.table.get(page).checked_sub(1) {
+    pub(crate) fn prefetch_frame(&self, page: u64, t: &ShadowTable) {
+        if let Some(f) = t.get(page, self.col).checked_sub(1) {
             self.expert.prefetch_frame(f);
         }
     }
 
-    /// Simulates one sampled request (`a.page` is a compact page: [`Compactor::compact`]).
+    /// Simulates one sampled request (`a.page` is a compact page: [`Compactor::compact`]) on a
+    /// shadow built alone ([`Shadow::new`]: its own page table).
     pub fn access(&mut self, a: &Access) {
+        let mut t = std::mem::take(&mut self.own);
+        self.access_in(a, &mut t);
+        self.own = t;
+    }
+
+    /// [`Shadow::access`] for a shadow whose page table is a column of `t`
+    /// ([`Shadow::in_table`]).
+    pub(crate) fn access_in(&mut self, a: &Access, t: &mut ShadowTable) {
         if self.failed {
             return;
         }
+        let col = self.col;
+        let sparse = &mut t.sparse[col];
+        match &mut t.rows {
+            Rows::Narrow(rows) => self.step(a, Column { rows, sparse, col }),
+            Rows::Wide(rows) => self.step(a, Column { rows, sparse, col }),
+        }
+    }
+
+    /// [`Shadow::access_in`] on the shadow's column.
+    #[inline(always)]
+    fn step<S: Slot>(&mut self, a: &Access, mut t: Column<'_, S>) {
         self.requests += 1;
         let page = a.page;
-        if let Some(f) = self.table.get(page).checked_sub(1) {
+        if let Some(f) = t.get(page).checked_sub(1) {
             if a.kind.is_write() && self.page[f as usize] & DIRTY == 0 {
                 self.page[f as usize] |= DIRTY;
                 self.dirty_frames += 1;
@@ -530,7 +758,7 @@ impl Shadow {
             self.filled = true;
             self.out.clear();
             let mut out = std::mem::take(&mut self.out);
-            let r = self.expert.victims(a, &Table(&self.table), &mut out);
+            let r = self.expert.victims(a, &Table(&t), &mut out);
             if r.is_err() || (out.victims.is_empty() && !out.bypass) {
                 self.out = out;
                 self.failed = true;
@@ -538,7 +766,7 @@ impl Shadow {
             }
             if let Some(pad) = out.pad {
                 for p in pad.first_page..pad.first_page + u64::from(pad.pages) {
-                    if self.table.get(p) != 0 {
+                    if t.get(p) != 0 {
                         self.write(p);
                     } else {
                         self.read(p);
@@ -558,7 +786,7 @@ impl Shadow {
                 if dirty && !in_pad {
                     self.write(p);
                 }
-                self.table.clear(p);
+                t.clear(p);
                 self.dirty_frames -= u64::from(dirty);
                 self.page[v] = u64::MAX;
                 self.free.push(v as FrameId);
@@ -579,14 +807,20 @@ impl Shadow {
         };
         // A database buffer: a miss (a write miss too) fetches its page.
         self.read(page);
-        self.table.set(page, f + 1);
+        t.set(page, f + 1);
         self.page[f as usize] = page | if a.kind == AccessKind::Write { DIRTY } else { 0 };
         self.dirty_frames += u64::from(a.kind == AccessKind::Write);
         self.expert.on_insert(f, a);
     }
 
-    /// Recounts the shadow's buffer against its expert and page table.
+    /// Recounts the shadow's buffer against its expert and page table (a shadow built alone:
+    /// [`Shadow::new`]).
     pub fn check_invariants(&self) -> Result<(), String> {
+        self.check_invariants_in(&self.own)
+    }
+
+    /// [`Shadow::check_invariants`] for a shadow whose page table is a column of `t`.
+    pub(crate) fn check_invariants_in(&self, t: &ShadowTable) -> Result<(), String> {
         if self.failed {
             return Ok(());
         }
@@ -596,7 +830,7 @@ impl Shadow {
         if dirty != self.dirty_frames {
             return Err(format!("shadow {}: {dirty} dirty frames, {} counted", self.kind().name(), self.dirty_frames));
         }
-        let mapped = self.table.entries();
+        let mapped = t.entries(self.col);
         if used != mapped || used != self.expert.len() || used + self.free.len() != self.page.len() {
             return Err(format!(
                 "shadow {}: {used} frames used, {mapped} in the page table, {} tracked by the expert, {} free of {}",
@@ -609,7 +843,7 @@ impl Shadow {
         // As many entries as used frames, and each used frame's page maps to it: the table
         // holds exactly those pairs.
         for (f, &p) in self.page.iter().enumerate() {
-            if p != u64::MAX && self.table.get(p & !DIRTY) != f as u32 + 1 {
+            if p != u64::MAX && t.get(p & !DIRTY, self.col) != f as u32 + 1 {
                 return Err(format!("shadow {}: frame {f} holds page {p}, which maps elsewhere", self.kind().name()));
             }
         }
@@ -644,33 +878,43 @@ mod tests {
     }
 
     #[test]
-    fn a_page_map_answers_as_a_hash_map() {
-        // The shadow's page table: a directory of `frame + 1`, direct below 500, grown beyond.
+    fn a_shared_page_table_answers_as_a_hash_map_per_column() {
+        // The shadows' page table: `frame + 1` per page in each of three columns, rows below
+        // page 500, hashed beyond; 2-byte slots for 64 frames, 4-byte ones for 70,000 (frame
+        // numbers beyond `u16` stored whole).
         let mut rng = ChaCha8Rng::seed_from_u64(6);
-        let mut m = PageDirectory::with_dense(0, 500, 64);
-        let mut model: FxHashMap<u64, FrameId> = FxHashMap::default();
-        let mut free: Vec<FrameId> = (0..64).collect();
-        for _ in 0..20_000 {
-            let page = rng.random_range(0..1000u64);
-            assert_eq!(m.get(page).checked_sub(1), model.get(&page).copied(), "page {page}");
-            match model.get(&page).copied() {
-                Some(f) => {
-                    m.clear(page);
-                    model.remove(&page);
-                    free.push(f);
-                }
-                None => {
-                    if let Some(f) = free.pop() {
-                        m.set(page, f + 1);
-                        model.insert(page, f);
+        for frames in [64usize, 70_000] {
+            let mut m = ShadowTable::with_dense(1000, frames, 500);
+            assert_eq!(matches!(m.rows, Rows::Wide(_)), frames > 65_535);
+            let mut model: Vec<FxHashMap<u64, FrameId>> = vec![FxHashMap::default(); 3];
+            let step = (frames / 64) as FrameId;
+            let mut free: Vec<Vec<FrameId>> = vec![(0..64).map(|i| i * step).collect(); 3];
+            for _ in 0..30_000 {
+                let page = rng.random_range(0..1000u64);
+                let col = rng.random_range(0..3usize);
+                assert_eq!(m.get(page, col).checked_sub(1), model[col].get(&page).copied(), "page {page}");
+                match model[col].get(&page).copied() {
+                    Some(f) => {
+                        m.clear(page, col);
+                        model[col].remove(&page);
+                        free[col].push(f);
+                    }
+                    None => {
+                        if let Some(f) = free[col].pop() {
+                            m.set(page, col, f + 1);
+                            model[col].insert(page, f);
+                        }
                     }
                 }
+                assert_eq!(m.entries(col), model[col].len());
             }
-            assert_eq!(m.entries(), model.len());
+            for (col, model) in model.into_iter().enumerate() {
+                let pairs: Vec<(u64, FrameId)> =
+                    (0..1000).filter_map(|p| m.get(p, col).checked_sub(1).map(|f| (p, f))).collect();
+                let mut want: Vec<(u64, FrameId)> = model.into_iter().collect();
+                want.sort_unstable();
+                assert_eq!(pairs, want);
+            }
         }
-        let pairs: Vec<(u64, FrameId)> = (0..1000).filter_map(|p| m.get(p).checked_sub(1).map(|f| (p, f))).collect();
-        let mut want: Vec<(u64, FrameId)> = model.into_iter().collect();
-        want.sort_unstable();
-        assert_eq!(pairs, want);
     }
 }
