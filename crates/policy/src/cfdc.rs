@@ -85,6 +85,7 @@
 //! prefetches the records the next one will touch.
 
 use std::hint::select_unpredictable;
+use std::num::NonZeroU64;
 
 use crate::blocks::{BlockSize, BlockTable, Ends, Linked, MAX_PPB, attach_front, link_front, prefetch, unlink, walk};
 use crate::params::{ParamDoc, PolicyParams, fmt_float, parse_fraction, parse_int};
@@ -181,10 +182,13 @@ impl Key {
         let ts_l = select_unpredictable(x_wins, y.ts, x.ts);
         let flips = a > b;
         debug_assert!(!flips || ts_w < ts_l, "a winner with the larger d/n² is the older");
-        let s = select_unpredictable(flips, a.wrapping_sub(b), 1);
+        // Not zero: `a − b ≥ 1` where it flips, else 1 (so the division needs no zero test).
+        let s = NonZeroU64::new(select_unpredictable(flips, a.wrapping_sub(b), 1)).unwrap_or(NonZeroU64::MIN);
         let num = b as u128 * select_unpredictable(flips, ts_l.wrapping_sub(ts_w), 0) as u128;
-        let q = if num <= u64::MAX as u128 { (num as u64 / s) as u128 } else { num / s as u128 };
-        let t = (ts_l as u128 + q + 1).min(u64::MAX as u128) as u64;
+        // The flip time saturates at `u64::MAX` (never), as `ts_l + q + 1` in `u128` did.
+        let q =
+            if num <= u64::MAX as u128 { num as u64 / s } else { (num / s.get() as u128).min(u64::MAX as u128) as u64 };
+        let t = ts_l.saturating_add(q).saturating_add(1);
         debug_assert!(!flips || t > g, "flip time {t} not after {g}");
         (x_wins, select_unpredictable(flips, t, u64::MAX))
     }
