@@ -31,12 +31,14 @@
 //!   small clusters from staying in the buffer forever"). flashbuf evaluates Formula 1 exactly at
 //!   the current `globaltime` whenever it selects a victim cluster, without rescanning: the
 //!   clusters sit in a *kinetic tournament tree*. For two clusters the sign of
-//!   `P(a) − P(b)` is that of a linear function of `globaltime`, so each tree node stores the
-//!   winner of its two children and the first `globaltime` at which that comparison flips;
-//!   a selection first replays the comparisons that expired (subtree minima of those times say
-//!   where; a minimum may be earlier than needed, never later), then reads the root. Cluster
-//!   changes update one leaf-to-root path, stopping at the first node whose winner did not
-//!   change (above it only an earlier flip time travels, lowering minima without a duel). A
+//!   `P(a) − P(b)` is that of a linear function of `globaltime`, so each tree node (four
+//!   children each: half the levels of a binary tree) stores the winner of its children and a
+//!   lower bound of the first `globaltime` at which that may change; a selection first replays
+//!   the nodes whose time came (subtree minima of those times say where; a minimum may be
+//!   earlier than needed, never later), then reads the root. Cluster changes update one
+//!   leaf-to-root path, usually one duel a node (the node's winner against the changed child's)
+//!   and stopping at the first node whose winner did not change (above it only an earlier flip
+//!   time travels, lowering minima without a duel). A
 //!   change that raises a cluster's priority walks nothing: the nodes it wins keep its older,
 //!   lower key, a lower bound at every later globaltime, and a selection walks the path of a
 //!   root winner whose key is stale before taking it. The
@@ -75,13 +77,15 @@
 //! offset, timestamp, whether it competes: 32 bytes, Formula 1's key derived from them), a block
 //! table from cluster numbers to cluster slots, and the tournament over cluster slots, whose
 //! leaves are the cluster records themselves (two per cache line) and whose internal nodes are
-//! 32 bytes (siblings share a cache line). Hits and insertions cost O(1) plus, for pages moving
+//! 32 bytes (the four children of a node in two adjacent lines). Hits and insertions cost O(1)
+//! plus, for pages moving
 //! through clusters, one table lookup and a tournament path update, O(log B) (usually a few
 //! levels); a selection replays only the comparisons that expired. The comparisons are written
 //! without data-dependent branches (who wins a duel is unpredictable), and each displacement
 //! prefetches the records the next one will touch.
 
 use std::hint::select_unpredictable;
+use std::num::NonZeroU64;
 
 use crate::blocks::{BlockSize, BlockTable, Ends, Linked, MAX_PPB, attach_front, link_front, prefetch, unlink, walk};
 use crate::params::{ParamDoc, PolicyParams, fmt_float, parse_fraction, parse_int};
@@ -178,19 +182,22 @@ impl Key {
         let ts_l = select_unpredictable(x_wins, y.ts, x.ts);
         let flips = a > b;
         debug_assert!(!flips || ts_w < ts_l, "a winner with the larger d/n² is the older");
-        let s = select_unpredictable(flips, a.wrapping_sub(b), 1);
+        // Not zero: `a − b ≥ 1` where it flips, else 1 (so the division needs no zero test).
+        let s = NonZeroU64::new(select_unpredictable(flips, a.wrapping_sub(b), 1)).unwrap_or(NonZeroU64::MIN);
         let num = b as u128 * select_unpredictable(flips, ts_l.wrapping_sub(ts_w), 0) as u128;
-        let q = if num <= u64::MAX as u128 { (num as u64 / s) as u128 } else { num / s as u128 };
-        let t = (ts_l as u128 + q + 1).min(u64::MAX as u128) as u64;
+        // The flip time saturates at `u64::MAX` (never), as `ts_l + q + 1` in `u128` did.
+        let q =
+            if num <= u64::MAX as u128 { num as u64 / s } else { (num / s.get() as u128).min(u64::MAX as u128) as u64 };
+        let t = ts_l.saturating_add(q).saturating_add(1);
         debug_assert!(!flips || t > g, "flip time {t} not after {g}");
         (x_wins, select_unpredictable(flips, t, u64::MAX))
     }
 }
 
 /// One node of the tournament: the winner of its subtree with a copy of its key (so a
-/// comparison reads only the two children, not the cluster records), the first globaltime
-/// at which any comparison in the subtree may change, and when its own comparison may. 32
-/// bytes; siblings share a cache line.
+/// comparison reads only the children, not the cluster records), the first globaltime at
+/// which any comparison in the subtree may change, and when its own result may. 32 bytes;
+/// the four children of a node share two adjacent cache lines.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Node {
     key: Key,
@@ -198,15 +205,15 @@ struct Node {
     /// comparison below flips before it.
     min_flip: u64,
     win: u32,
-    /// At most the time at which this node's own comparison flips, as an offset from the
-    /// winner's timestamp `key.ts` (saturated: a lower bound, which is all a replay needs).
-    /// A replay whose children kept their winners redoes the duel only once this has come
-    /// (see [`Tournament::replay_rec`]). The bytes were padding.
+    /// At most the time from which this node's winner may no longer beat all its children's
+    /// winners, as an offset from the winner's timestamp `key.ts` (saturated; a value not after
+    /// the current globaltime means "may have changed already": see [`Tournament::relative`]).
+    /// A replay whose children kept their winners recomputes the node only once this has come.
     own: u32,
 }
 
 impl Node {
-    /// The globaltime from which this node's own comparison may have flipped.
+    /// The globaltime from which this node's winner may have changed.
     #[inline(always)]
     fn own_flip(&self) -> u64 {
         self.key.ts.saturating_add(u64::from(self.own))
@@ -227,52 +234,106 @@ const EMPTY: Node = Node { win: NIL, key: Key { d: 0, nn: 0, ts: 0 }, min_flip: 
 // invariants are what `check_invariants` and the tournament's property test exercise after
 // every step, with debug assertions on, so an index out of bounds panics there.
 
-/// Internal node `i` of the tournament (in `pair[i / 2]`), unchecked as [`own`].
+/// Internal node `i` of the tournament (in `quad[i / 4]`), unchecked as [`own`].
 #[inline(always)]
-fn node_mut(pair: &mut [Pair], i: usize) -> &mut Node {
-    debug_assert!(i / 2 < pair.len(), "node {i} of {}", 2 * pair.len());
-    // SAFETY: `i` is a node number below the tournament's size, twice the pairs' length.
-    unsafe { &mut pair.get_unchecked_mut(i / 2).0[i % 2] }
+fn node_mut(quad: &mut [Quad], i: usize) -> &mut Node {
+    debug_assert!(i / 4 < quad.len(), "node {i} of {}", 4 * quad.len());
+    // SAFETY: `i` is a node number below the tournament's size, four times the quads' length.
+    unsafe { &mut quad.get_unchecked_mut(i / 4).0[i % 4] }
 }
 
-/// Two sibling nodes, aligned to a cache line.
+/// Internal node `i`, read-only (see [`node_mut`]).
+#[inline(always)]
+fn node_ref(quad: &[Quad], i: usize) -> &Node {
+    &own_ref(quad, i / 4).0[i % 4]
+}
+
+/// Four sibling nodes, the children of one node: two adjacent cache lines, aligned to 128
+/// bytes (the pair of lines an adjacent-line prefetcher brings in together).
 #[derive(Clone, Copy, Debug)]
-#[repr(C, align(64))]
-struct Pair([Node; 2]);
+#[repr(C, align(128))]
+struct Quad([Node; 4]);
+
+const _: () = assert!(size_of::<Node>() == 32 && size_of::<Quad>() == 128);
 
 /// Two cluster records, aligned to a cache line: sibling leaves of the tournament.
 #[derive(Clone, Copy, Debug)]
 #[repr(C, align(64))]
 struct ClusterPair([Cluster; 2]);
 
-/// A kinetic tournament tree over cluster slots: the root holds the lowest-priority competing
-/// cluster at the current globaltime, once the comparisons that expired have been replayed.
-/// The leaves are the cluster records themselves (slot `s` is leaf `size + s`, in
-/// `leaves[s / 2]`), so updating a cluster's path starts from the record just written, and
-/// its sibling shares that cache line; internal node `i` (root 1, children `2i`, `2i + 1`)
-/// lives in `pair[i / 2]`.
+/// What a walk carries from a node to its parent: the node's new winner (and key and earliest
+/// flip time), the winner it had before, and until when the new winner is known to beat the
+/// old one's key copy (0: not known).
+#[derive(Clone, Copy)]
+struct Change {
+    new: Node,
+    old: u32,
+    beats_until: u64,
+}
+
+/// A kinetic tournament tree of arity 4 over cluster slots: the root holds the lowest-priority
+/// competing cluster at the current globaltime, once the comparisons that expired have been
+/// replayed. The leaves are the cluster records themselves (slot `s` is leaf `size + s`, in
+/// `leaves[s / 2]`); internal node `i` (root 1, children `4i … 4i + 3`) lives in
+/// `quad[i / 4]`, so the children of node `i` are `quad[i]`. With four children a node, a path
+/// has half the levels of a binary tree (7 for the 12–13k live clusters of the foundation
+/// benchmark instead of 14): a walk touches half the lines and a replay descends half as many
+/// dependent levels.
+///
+/// A node's result needs three duels among its children (two pairs, then their winners), so a
+/// walk does not recompute the nodes on its way: it carries the change up and decides at each
+/// node from that node's stored winner `w` (a copy of its key) and the changed child's new
+/// winner `r` (see [`Tournament::step`]):
+/// * the changed child did not hold `w`: one duel, `w` against `r`. If `w` still wins it beats
+///   every child (the others did not change), and the node's own flip time becomes the earlier
+///   of the old one and this duel's, a lower bound (the old one may belong to the child's old
+///   winner, which is earlier than needed: safe); the walk stops there. If `r` wins it beats
+///   `w`, which beat every other child, so by transitivity (the order at a given globaltime is
+///   a total order) `r` beats them all until the earlier of `w`'s own flip time and the duel's.
+/// * the changed child held `w` and still does with a key that did not rise: `w` beats every
+///   child for as long as before (its priority fell at every globaltime): only the key copy
+///   changes, no duel. If `r` replaced `w` in that child by beating `w` (the case above, one
+///   level down), `r` beats every child of this node too, until the earlier of the node's own
+///   flip time and that duel's: again no duel, and the parents whose winner was `w` follow.
+/// * otherwise (`w` left, or its key rose, or a recompute below changed the winner) the node
+///   is recomputed from its four children: three duels.
+///
+/// A node's own flip time is thus a lower bound of the time its winner changes, as in a binary
+/// tournament, possibly earlier; a node whose own flip time has come is recomputed by the next
+/// replay (its earliest flip time is at most its own, and a walk's lowered times reach the
+/// root). A node whose own flip time had already come when a walk passed may be given the wrong
+/// winner for the moment; its own flip time stays come, so the next replay recomputes it before
+/// the root is read.
 #[derive(Clone, Debug)]
 struct Tournament {
+    /// Leaves of the full tree: a power of 4, at least 4.
     size: usize,
+    /// Cluster slots (records in `leaves`), a multiple of 4.
+    slots: usize,
     /// The root of the smallest subtree holding every slot used so far (slots are handed out
     /// lowest first, so live clusters occupy a prefix): walks and replays stop there rather than
-    /// at node 1, `log2(size / span)` levels lower.
+    /// at node 1, `log4(size / span)` levels lower.
     root: usize,
     /// Leaves under `root`: `size / root`.
     span: usize,
-    pair: Recs<Pair>,
+    quad: Recs<Quad>,
     leaves: Recs<ClusterPair>,
 }
 
 impl Tournament {
     fn new(slots: usize) -> Self {
-        let size = slots.max(2).next_power_of_two();
+        let mut size = 4;
+        while size < slots {
+            size *= 4;
+        }
+        let slots = slots.max(1).next_multiple_of(4);
         Tournament {
             size,
-            root: size / 2,
-            span: 2,
-            pair: Recs(vec![Pair([EMPTY; 2]); size / 2]),
-            leaves: Recs(vec![ClusterPair([Cluster::FREE; 2]); size / 2]),
+            slots,
+            root: size / 4,
+            span: 4,
+            quad: Recs(vec![Quad([EMPTY; 4]); (size / 8).max(1)]),
+            leaves: Recs(vec![ClusterPair([Cluster::FREE; 2]); slots / 2]),
         }
     }
 
@@ -296,154 +357,234 @@ impl Tournament {
 
     #[inline(always)]
     fn get(&self, i: usize) -> Node {
-        self.pair[i / 2].0[i % 2]
+        *node_ref(&self.quad, i)
     }
 
-    /// The two children of internal node `i`.
+    /// The four children of internal node `i`.
     #[inline(always)]
-    fn children(pair: &[Pair], leaves: &[ClusterPair], size: usize, i: usize) -> [Node; 2] {
-        if 2 * i < size {
-            own_ref(pair, i).0
+    fn children(quad: &[Quad], leaves: &[ClusterPair], size: usize, i: usize) -> [Node; 4] {
+        if 4 * i < size {
+            own_ref(quad, i).0
         } else {
-            let s = 2 * i - size;
+            let s = 4 * i - size;
             let [a, b] = &own_ref(leaves, s / 2).0;
-            [Self::leaf(a, s as u32), Self::leaf(b, s as u32 + 1)]
+            let [c, d] = &own_ref(leaves, s / 2 + 1).0;
+            let s = s as u32;
+            [Self::leaf(a, s), Self::leaf(b, s + 1), Self::leaf(c, s + 2), Self::leaf(d, s + 3)]
         }
     }
 
-    /// Recomputes internal node `i` from its children at `g`; returns whether its winner (or
-    /// the winner's key) changed, so that the parent's duel must be redone, and whether its
-    /// earliest flip time moved earlier, so that the ancestors' minima may have to follow. A
-    /// later earliest flip time leaves the ancestors' minima where they were: earlier than
-    /// needed, which is safe (a replay then recomputes a subtree in which nothing flipped), and
-    /// stops most walks a level or two above the leaf. Over local slices of the tree (see
-    /// [`own`]).
+    /// An absolute flip time `t` as the offset from timestamp `ts` that [`Node::own`] stores:
+    /// saturated, so a lower bound; a time not after the current globaltime (which may lie
+    /// before `ts`) becomes one not after it either (`ts` itself).
     #[inline(always)]
-    fn recompute(pair: &mut [Pair], leaves: &[ClusterPair], size: usize, i: usize, g: u64) -> (bool, bool) {
-        let [l, r] = Self::children(pair, leaves, size, i);
-        // An absent child (EMPTY: no winner, never flips) loses; the duel of two absent ones
-        // or of one is computed but not used. No branch on the outcome (see `Key::duel`).
-        let both = (l.win != NIL) & (r.win != NIL);
-        let (left_wins, flip) = Key::duel(l.key, r.key, g);
-        let take_left = (r.win == NIL) | (both & left_wins);
+    fn relative(t: u64, ts: u64) -> u32 {
+        t.saturating_sub(ts).min(u64::from(u32::MAX)) as u32
+    }
+
+    /// The winner of a duel between nodes `x` and `y` at `g` (an absent one, EMPTY, loses) and
+    /// when it may flip (`u64::MAX` when either is absent). No branch on the outcome (see
+    /// `Key::duel`).
+    #[inline(always)]
+    fn pick(x: &Node, y: &Node, g: u64) -> (u32, Key, u64) {
+        let both = (x.win != NIL) & (y.win != NIL);
+        let (x_wins, flip) = Key::duel(x.key, y.key, g);
+        let take_x = (y.win == NIL) | (both & x_wins);
         let key = Key {
-            d: select_unpredictable(take_left, l.key.d, r.key.d),
-            nn: select_unpredictable(take_left, l.key.nn, r.key.nn),
-            ts: select_unpredictable(take_left, l.key.ts, r.key.ts),
+            d: select_unpredictable(take_x, x.key.d, y.key.d),
+            nn: select_unpredictable(take_x, x.key.nn, y.key.nn),
+            ts: select_unpredictable(take_x, x.key.ts, y.key.ts),
         };
+        (select_unpredictable(take_x, x.win, y.win), key, select_unpredictable(both, flip, u64::MAX))
+    }
+
+    /// Recomputes internal node `i` from its four children at `g` (two pairs, then their
+    /// winners: three duels; the node's own flip time is the earliest of the three, a lower
+    /// bound by transitivity). Returns the node's new value and whether its winner (or the
+    /// winner's key) changed. Over local slices of the tree (see [`own`]).
+    #[inline(always)]
+    fn recompute(quad: &mut [Quad], leaves: &[ClusterPair], size: usize, i: usize, g: u64) -> (Node, bool) {
+        let [a, b, c, d] = Self::children(quad, leaves, size, i);
         let min = |a: u64, b: u64| select_unpredictable(a < b, a, b);
-        let flip = select_unpredictable(both, flip, u64::MAX);
+        let (wab, kab, fab) = Self::pick(&a, &b, g);
+        let (wcd, kcd, fcd) = Self::pick(&c, &d, g);
+        let ab = Node { win: wab, key: kab, ..EMPTY };
+        let cd = Node { win: wcd, key: kcd, ..EMPTY };
+        let (win, key, f) = Self::pick(&ab, &cd, g);
+        let own = min(f, min(fab, fcd));
         let new = Node {
-            win: select_unpredictable(take_left, l.win, r.win),
+            win,
             key,
-            min_flip: min(flip, min(l.min_flip, r.min_flip)),
-            own: flip.saturating_sub(key.ts).min(u64::from(u32::MAX)) as u32,
+            min_flip: min(own, min(min(a.min_flip, b.min_flip), min(c.min_flip, d.min_flip))),
+            own: Self::relative(own, key.ts),
         };
-        let node = node_mut(pair, i);
+        let node = node_mut(quad, i);
         let changed = (node.win != new.win) | !Key::same(node.key, new.key);
-        let earlier = new.min_flip < node.min_flip;
         *node = new;
-        (changed, earlier)
-    }
-
-    /// Recomputes node `i` and its ancestors up to the first whose duel is unchanged (its
-    /// children's winners and keys are what they were). Above that node the duels and winners
-    /// stay as they are; only an earlier flip time below has to reach their minima, which
-    /// takes no duel.
-    #[inline(always)]
-    fn walk_up(&mut self, i: usize, g: u64) {
-        Self::walk_up_in(&mut self.pair.0, &self.leaves.0, self.size, self.root, i, g);
-    }
-
-    /// [`walk_up`](Tournament::walk_up) over local slices of the tree.
-    #[inline(always)]
-    fn walk_up_in(pair: &mut [Pair], leaves: &[ClusterPair], size: usize, root: usize, mut i: usize, g: u64) {
-        while i >= root {
-            let (changed, earlier) = Self::recompute(pair, leaves, size, i, g);
-            if !changed {
-                if earlier {
-                    let t = node_mut(pair, i).min_flip;
-                    Self::lower_min_flip(pair, root, i / 2, t);
-                }
-                return;
-            }
-            i /= 2;
-        }
+        (new, changed)
     }
 
     /// Lowers the earliest flip times of node `i` and its ancestors to at most `t`, stopping
     /// at the first already at or below it (whose ancestors are too).
     #[inline(always)]
-    fn lower_min_flip(pair: &mut [Pair], root: usize, mut i: usize, t: u64) {
+    fn lower_min_flip(quad: &mut [Quad], root: usize, mut i: usize, t: u64) {
         while i >= root {
-            let node = node_mut(pair, i);
+            let node = node_mut(quad, i);
             if node.min_flip <= t {
                 return;
             }
             node.min_flip = t;
-            i /= 2;
+            i /= 4;
         }
     }
 
-    /// Updates the path of `slot` after its record changed (its key, or whether it competes); a
-    /// node whose value did not change stops the walk.
+    /// Node `i` after its changed child's winner went from `ch.old` to `ch.new` (see the
+    /// type's notes for the three cases). Returns the change to carry to the parent, or `None`
+    /// when the node's winner and key stayed (its earliest flip time lowered as needed, up to
+    /// the root).
+    #[inline(always)]
+    fn step(
+        quad: &mut [Quad],
+        leaves: &[ClusterPair],
+        size: usize,
+        root: usize,
+        i: usize,
+        ch: Change,
+        g: u64,
+    ) -> Option<Change> {
+        let min = |a: u64, b: u64| select_unpredictable(a < b, a, b);
+        let node = *node_ref(quad, i);
+        let r = ch.new;
+        if node.win != ch.old || node.win == NIL {
+            // The changed child did not hold this node's winner: one duel.
+            if r.win == NIL {
+                // It lost before and holds nothing now; a lower bound below stays one here.
+                Self::lower_min_flip(quad, root, i, r.min_flip);
+                return None;
+            }
+            let has = node.win != NIL;
+            let (w_wins, flip) = Key::duel(node.key, r.key, g);
+            let flip = select_unpredictable(has, flip, u64::MAX);
+            let own = min(select_unpredictable(has, node.own_flip(), u64::MAX), flip);
+            let min_flip = min(node.min_flip, min(own, r.min_flip));
+            if has & w_wins {
+                let n = node_mut(quad, i);
+                n.own = Self::relative(own, node.key.ts);
+                n.min_flip = min_flip;
+                if min_flip < node.min_flip {
+                    Self::lower_min_flip(quad, root, i / 4, min_flip);
+                }
+                return None;
+            }
+            let new = Node { win: r.win, key: r.key, min_flip, own: Self::relative(own, r.key.ts) };
+            *node_mut(quad, i) = new;
+            return Some(Change { new, old: node.win, beats_until: select_unpredictable(has, flip, 0) });
+        }
+        let fell = r.key.d as u64 * node.key.nn as u64 <= node.key.d as u64 * r.key.nn as u64;
+        if (r.win == node.win) & fell {
+            // Same winner, key not risen: only the copy follows.
+            let min_flip = min(node.min_flip, r.min_flip);
+            if Key::same(r.key, node.key) {
+                Self::lower_min_flip(quad, root, i, min_flip);
+                return None;
+            }
+            let n = node_mut(quad, i);
+            n.key = r.key;
+            n.min_flip = min_flip;
+            return Some(Change { new: *n, old: node.win, beats_until: ch.beats_until });
+        }
+        if (r.win != NIL) & (ch.beats_until != 0) {
+            // `r` took the child from this node's winner by beating it: it beats every child.
+            let own = min(node.own_flip(), ch.beats_until);
+            let new = Node {
+                win: r.win,
+                key: r.key,
+                min_flip: min(node.min_flip, min(own, r.min_flip)),
+                own: Self::relative(own, r.key.ts),
+            };
+            *node_mut(quad, i) = new;
+            return Some(Change { new, old: node.win, beats_until: ch.beats_until });
+        }
+        let (new, changed) = Self::recompute(quad, leaves, size, i, g);
+        if !changed {
+            // The new earliest flip time may be later than the parent's (safe) or earlier.
+            Self::lower_min_flip(quad, root, i / 4, new.min_flip);
+            return None;
+        }
+        Some(Change { new, old: node.win, beats_until: 0 })
+    }
+
+    /// Carries a change from node `i`'s child up to the root (see [`step`](Tournament::step)).
+    #[inline(always)]
+    fn walk_in(
+        quad: &mut [Quad],
+        leaves: &[ClusterPair],
+        size: usize,
+        root: usize,
+        mut i: usize,
+        mut ch: Change,
+        g: u64,
+    ) {
+        while i >= root {
+            match Self::step(quad, leaves, size, root, i, ch, g) {
+                Some(next) => ch = next,
+                None => return,
+            }
+            i /= 4;
+        }
+    }
+
+    /// Updates the path of `slot` after its record changed (its key, or whether it competes).
     #[inline]
     fn update(&mut self, slot: u32, g: u64) {
         if slot as usize >= self.span {
             self.grow(slot, g);
         }
-        self.walk_up((self.size + slot as usize) / 2, g);
+        let new = Self::leaf(self.cl(slot), slot);
+        let ch = Change { new, old: slot, beats_until: 0 };
+        Self::walk_in(&mut self.quad.0, &self.leaves.0, self.size, self.root, (self.size + slot as usize) / 4, ch, g);
     }
 
     /// Updates the path of competing `slot` after its key changed from `old` to the one its
     /// record now holds, timestamp unchanged (pages joined or left it). Its priority then
-    /// changed by the same factor at every globaltime (`P = k/(g − ts)` with `k = d/n²`), which
-    /// spares comparisons. The nodes the cluster wins hold a copy of its key that may be older
-    /// than `old` (see the rise below); the change is judged against that copy where there is
-    /// one (the bottom node's, the same on the whole path it wins), else against `old`:
+    /// changed by the same factor at every globaltime (`P = k/(g − ts)` with `k = d/n²`). The
+    /// nodes the cluster wins hold a copy of its key that may be older than `old` (see the rise
+    /// below); the change is judged against that copy where there is one (the bottom node's,
+    /// the same on the whole path it wins), else against `old`:
     /// * `k` fell: where the cluster was the winner it still is, against every rival and for
-    ///   longer, so only the copies of its key change (the earliest flip times kept are now
-    ///   earlier than needed, which is safe); at the first node it did not win, it is compared
-    ///   again, and the walk goes on as in [`update`].
+    ///   longer, so only the copies of its key change; at the first node it did not win it
+    ///   meets that node's winner (see [`step`](Tournament::step)).
     /// * `k` rose or stayed: nothing is walked. Where it was not the winner a rival's lead only
     ///   grows. Where it was, the copies keep the older, lower key: every copy of a cluster's
     ///   key is then at most its priority at every later globaltime (same timestamp, smaller
     ///   `k`), and every node's winner beats its children's copies by those keys; so the
     ///   root's copy is at most every cluster's true priority, and a root whose copy is its
     ///   record's key names the true minimum. [`min`] walks the root winner's path when its
-    ///   copy is stale and looks again. (A rise that reaches a selection's root is rare; most
-    ///   are overtaken by the next change of the same cluster or of a sibling, whose walks
-    ///   read the record.)
+    ///   copy is stale and looks again.
     ///
-    /// [`update`]: Tournament::update
     /// [`min`]: Tournament::min
     #[inline]
     fn rekey(&mut self, slot: u32, old: Key, g: u64) {
         let new = self.cl(slot).key();
         debug_assert_eq!(new.ts, old.ts);
-        let (pair, leaves, size, root) = (&mut self.pair.0[..], &self.leaves.0[..], self.size, self.root);
-        let mut i = (size + slot as usize) / 2;
-        let bottom = node_mut(pair, i);
-        let wins = bottom.win == slot;
-        let was = select_unpredictable(wins, bottom.key, old);
+        let i = (self.size + slot as usize) / 4;
+        let bottom = self.get(i);
+        let was = select_unpredictable(bottom.win == slot, bottom.key, old);
         if new.d as u64 * was.nn as u64 >= was.d as u64 * new.nn as u64 {
             return;
         }
-        while i >= root && node_mut(pair, i).win == slot {
-            node_mut(pair, i).key = new;
-            i /= 2;
-        }
-        Self::walk_up_in(pair, leaves, size, root, i, g);
+        let ch = Change { new: Node { key: new, win: slot, ..EMPTY }, old: slot, beats_until: 0 };
+        Self::walk_in(&mut self.quad.0, &self.leaves.0, self.size, self.root, i, ch, g);
     }
 
-    /// Raises the root until its subtree holds `slot`. The new nodes' right subtrees hold no
-    /// slot used so far, so they are still all EMPTY and each new node takes its left child.
+    /// Raises the root until its subtree holds `slot`. The new nodes' other subtrees hold no
+    /// slot used so far, so they are still all EMPTY and each new node takes its first child.
     #[cold]
     fn grow(&mut self, slot: u32, g: u64) {
         while slot as usize >= self.span {
-            self.root /= 2;
-            self.span *= 2;
-            Self::recompute(&mut self.pair.0, &self.leaves.0, self.size, self.root, g);
+            self.root /= 4;
+            self.span *= 4;
+            Self::recompute(&mut self.quad.0, &self.leaves.0, self.size, self.root, g);
         }
     }
 
@@ -454,65 +595,58 @@ impl Tournament {
         self.update(slot, g);
     }
 
-    /// Takes competing `slot` out of the competition, leaving its path to the next selection:
-    /// the path's earliest flip times drop to 0, so the next [`min`](Tournament::min) replays
-    /// it together with the comparisons that expired meanwhile, each node once (the removed
-    /// cluster was the root's winner, so its whole path changes, and a selection replays the
-    /// top of the tree anyway). Until then the path's nodes may name it, and walks through
-    /// them keep their minima at 0: every node a replay must fix is reached.
-    #[inline]
-    fn withdraw(&mut self, slot: u32) {
-        self.cl_mut(slot).competes = false;
-        let bottom = (self.size + slot as usize) / 2;
-        // The leaf changed: its bottom node's duel must be redone (its own flip time is its
-        // winner's timestamp, which is not after any globaltime).
-        self.pair[bottom / 2].0[bottom % 2].own = 0;
-        Self::lower_min_flip(&mut self.pair.0, self.root, bottom, 0);
-    }
-
     /// Hints the CPU to bring in what an update of `slot` will read first: its record and
-    /// the two lowest levels of its path (nothing for NIL).
+    /// the two lowest nodes of its path (nothing for NIL).
     #[inline(always)]
     fn prefetch_path(&self, slot: u32) {
         let leaf = self.size + slot as usize;
         prefetch(&self.leaves, slot as usize / 2);
-        prefetch(&self.pair, leaf / 4);
-        prefetch(&self.pair, leaf / 8);
+        let nodes = self.nodes();
+        prefetch(nodes, leaf / 4);
+        prefetch(nodes, leaf / 16);
+    }
+
+    /// The nodes as one flat array (node `i` at index `i`), for prefetching the line a node
+    /// is in.
+    #[inline(always)]
+    fn nodes(&self) -> &[Node] {
+        // SAFETY: `Quad` is `[Node; 4]` with `repr(C)`, 128 bytes at alignment 128 (no padding),
+        // so the quads are `4 · len` consecutive nodes.
+        unsafe { std::slice::from_raw_parts(self.quad.as_ptr().cast::<Node>(), 4 * self.quad.len()) }
     }
 
     /// Brings up to date, children first, the nodes under the root whose comparisons may have
-    /// expired by `g` (those whose earliest flip time is `g` or before). Depth first by
-    /// recursion, at most 33 levels deep with u32 slots (a loop over an explicit stack took
-    /// more instructions).
+    /// expired by `g` (those whose earliest flip time is `g` or before).
     fn replay(&mut self, g: u64) {
-        Self::replay_rec(&mut self.pair.0, &self.leaves.0, self.size, self.root, g);
+        Self::replay_rec(&mut self.quad.0, &self.leaves.0, self.size, self.root, g);
     }
 
     /// Replays the subtree of internal node `i`; returns whether its winner or key changed.
-    /// A node's duel is redone only when a child's winner or key changed or its own flip time
+    /// A node is recomputed only when a child's winner or key changed or its own flip time
     /// has come; otherwise (an expired flip elsewhere below, or minima earlier than needed)
-    /// its duel has the same inputs and outcome, and only its earliest flip time is taken
-    /// again from its children's, which may raise it. A leaf's change always comes with a
-    /// recompute of its bottom node or with that node's own flip time set to come (see
-    /// [`withdraw`](Tournament::withdraw)), so the leaves need no flag.
-    fn replay_rec(pair: &mut [Pair], leaves: &[ClusterPair], size: usize, i: usize, g: u64) -> bool {
+    /// its winner still beats every child (the children are what they were when that bound
+    /// was taken, or changed in ways the walks accounted for), and only its earliest flip time
+    /// is taken again from its children's, which may raise it. A leaf's change always comes
+    /// with a walk through its bottom node (or is a rise, which the copies may ignore), so the
+    /// leaves need no flag.
+    fn replay_rec(quad: &mut [Quad], leaves: &[ClusterPair], size: usize, i: usize, g: u64) -> bool {
         let mut below = false;
-        if 2 * i < size {
-            let [l, r] = own_ref(pair, i).0;
-            if l.min_flip <= g {
-                below |= Self::replay_rec(pair, leaves, size, 2 * i, g);
-            }
-            if r.min_flip <= g {
-                below |= Self::replay_rec(pair, leaves, size, 2 * i + 1, g);
+        let inner = 4 * i < size;
+        if inner {
+            for c in 0..4 {
+                if node_ref(quad, 4 * i + c).min_flip <= g {
+                    below |= Self::replay_rec(quad, leaves, size, 4 * i + c, g);
+                }
             }
         }
-        let node = *node_mut(pair, i);
+        let node = *node_ref(quad, i);
         if below | (node.own_flip() <= g) {
-            return Self::recompute(pair, leaves, size, i, g).0;
+            return Self::recompute(quad, leaves, size, i, g).1;
         }
         let min = |a: u64, b: u64| select_unpredictable(a < b, a, b);
-        let [l, r] = if 2 * i < size { own_ref(pair, i).0 } else { [EMPTY; 2] };
-        node_mut(pair, i).min_flip = min(node.own_flip(), min(l.min_flip, r.min_flip));
+        let [a, b, c, d] = if inner { own_ref(quad, i).0 } else { [EMPTY; 4] };
+        node_mut(quad, i).min_flip =
+            min(node.own_flip(), min(min(a.min_flip, b.min_flip), min(c.min_flip, d.min_flip)));
         false
     }
 
@@ -531,7 +665,7 @@ impl Tournament {
             if top.win == NIL || Key::same(top.key, self.cl(top.win).key()) {
                 return top.win;
             }
-            self.walk_up((self.size + top.win as usize) / 2, g);
+            self.update(top.win, g);
         }
     }
 }
@@ -855,7 +989,7 @@ impl Cfdc {
                 break;
             }
             // Only pinned pages: out of the competition until the victim is found.
-            self.tour.withdraw(s);
+            self.tour.set_competing(s, false, self.globaltime);
             self.skipped.push(s);
         }
         while let Some(s) = self.skipped.pop() {
@@ -869,7 +1003,7 @@ impl Cfdc {
     /// victims alternate between the two as clean pages arrive; no branch on which.
     #[inline(always)]
     fn next_victim(&self) -> FrameId {
-        let zeroed_head = self.cl(self.zeroed.min(self.tour.size as u32 - 1)).members.head;
+        let zeroed_head = self.cl(self.zeroed.min(self.tour.slots as u32 - 1)).members.head;
         let victim = select_unpredictable(self.zeroed != NIL, zeroed_head, NIL);
         select_unpredictable(self.clean.tail != NIL, self.clean.tail, victim)
     }
@@ -1102,7 +1236,7 @@ impl Replacer for Cfdc {
         if work.len() + clean.len() + in_clusters != self.len {
             return Err("cfdc: regions do not add up to len".into());
         }
-        if (0..self.tour.size as u32).filter(|&s| self.cl(s).competes).count() != competing {
+        if (0..self.tour.slots as u32).filter(|&s| self.cl(s).competes).count() != competing {
             return Err("cfdc: a free cluster slot competes in the tournament".into());
         }
         if self.hint != self.next_victim() {
@@ -1303,7 +1437,7 @@ mod tests {
             (if n == 1 { 1 } else { c.sum as u128 }, n * n * (g - c.ts) as u128)
         };
         let mut best: Option<u32> = None;
-        for s in (0..t.size as u32).filter(|&s| t.cl(s).competes) {
+        for s in (0..t.slots as u32).filter(|&s| t.cl(s).competes) {
             let (x, y) = (t.cl(s), best.map(|b| t.cl(b)));
             let better = y.is_none_or(|y| {
                 let ((dx, qx), (dy, qy)) = (prio(x), prio(y));
@@ -1358,15 +1492,11 @@ mod tests {
                         }
                     }
                 }
-                // Zeroed or set aside (its path updated, or left to the next selection as
-                // CFDC does), and back.
+                // Zeroed or set aside as holding only pinned pages (its path updated), and
+                // back.
                 3 if live[s as usize] => {
                     let competes = !t.cl(s).competes;
-                    if !competes && n % 2 == 0 {
-                        t.withdraw(s);
-                    } else {
-                        t.set_competing(s, competes, g);
-                    }
+                    t.set_competing(s, competes, g);
                 }
                 // Released.
                 4 if live[s as usize] => {
@@ -1380,7 +1510,7 @@ mod tests {
                 _ => {}
             }
             g += dg;
-            // Not after every step: a selection replays what a withdrawal left, and the
+            // Not after every step: a selection replays what expired meanwhile, and the
             // steps in between must cope with those nodes (and with the key copies that
             // rises left older than the records).
             if dg % 3 == 0 {
