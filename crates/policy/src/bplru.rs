@@ -205,9 +205,12 @@ impl Bplru {
     }
 
     /// Starts [`Replacer::likely_victim`] over the pages of the LRU block, and prefetches what
-    /// evicting that block reads besides: its page record, its block number (releasing its slot
-    /// reads it first) and the list record of the block behind it (the unlink writes it, and it
-    /// is the next LRU block).
+    /// evicting that block reads besides: its block number (releasing its slot reads it first)
+    /// and the list record of the block behind it (the unlink writes it, and it is the next LRU
+    /// block). The LRU block's page record, which `likely_victim` reads at once, was prefetched
+    /// when the block before it became the LRU block, about an eviction ago (the record of the
+    /// block behind it is prefetched now for the same reason): prefetched only now, it stalled
+    /// the next request's `likely_victim`.
     #[inline]
     fn restart_cursor(&self) {
         let t = self.lru.tail;
@@ -216,6 +219,7 @@ impl Bplru {
             self.blocks.prefetch_key(t);
             hint_line(&self.list, b.lru[0] as usize);
             hint_line(&self.pages, t as usize);
+            hint_line(&self.pages, b.lru[0] as usize);
         }
         self.next.set(0);
     }
