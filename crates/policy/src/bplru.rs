@@ -49,8 +49,11 @@ use crate::replacer::{Access, BlockPad, EvictError, Evictions, FrameId, NIL, Pin
 /// Sequence offset of a block whose writes were not sequential.
 const BROKEN: u32 = u32::MAX;
 
-/// Pages a block's page record lists inline (the rest are chained).
-const INLINE: usize = 8;
+/// Pages a block's page record lists inline.
+const INLINE: usize = 10;
+
+/// Pages an extension record lists (a block's pages beyond the inline ones).
+const EXT: usize = 12;
 
 /// Parameters of [`Bplru`].
 #[derive(Clone, Debug, PartialEq)]
@@ -111,32 +114,55 @@ impl Linked<0> for BplruList {
     }
 }
 
-/// A block's buffered pages, one cache line: the first [`INLINE`] in insertion order, inline
-/// with their offsets, the rest in a chain of frame records. An eviction of a block of at most
-/// [`INLINE`] pages (nearly all of them under Zipf: about 3 pages a victim) reads its victims
-/// and their order from this line alone; before, it chased the chain from frame record to frame
-/// record, a dependent miss per page, and a per-request cursor pre-walked the chain to hide it.
+/// A block's buffered pages, one cache line: the first [`INLINE`] in insertion order (a removal
+/// moves the last page into the gap), inline with their offsets; the rest in a chain of
+/// extension records of [`EXT`] pages each. An eviction of a block of at most [`INLINE`] pages
+/// (nearly all of them under Zipf: about 3 pages a victim) reads its victims and their order
+/// from this line alone, a larger one from one more line per [`EXT`] pages; before, it chased a
+/// chain of frame records, a dependent miss per page, and a per-request cursor pre-walked the
+/// chain to hide it.
 #[derive(Clone, Copy, Debug)]
 #[repr(C, align(64))]
 struct BplruPages {
-    /// The first `min(len, INLINE)` pages' frames, in insertion order.
+    /// The first `min(len, INLINE)` pages' frames.
     frames: [u32; INLINE],
     /// Their offsets in the block (read only when `ppb ≤ 64`, where they fit).
     offs: [u8; INLINE],
     /// Buffered pages.
     len: u32,
-    /// The pages beyond the first [`INLINE`], chained through their frame records.
-    more: Ends,
+    /// The first and the last extension record, or NIL.
+    ext: [u32; 2],
 }
 
 const _: () = assert!(std::mem::size_of::<BplruPages>() == 64);
 
 impl BplruPages {
+    const EMPTY: BplruPages = BplruPages { frames: [NIL; INLINE], offs: [0; INLINE], len: 0, ext: [NIL; 2] };
+
     /// The inline frames in use.
     #[inline(always)]
     fn inline(&self) -> &[u32] {
         &self.frames[..(self.len as usize).min(INLINE)]
     }
+}
+
+/// The pages of a block beyond its inline ones, [`EXT`] at a time, one cache line.
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(64))]
+struct BplruExt {
+    frames: [u32; EXT],
+    offs: [u8; EXT],
+    /// The block's next extension record, or NIL.
+    next: u32,
+}
+
+const _: () = assert!(std::mem::size_of::<BplruExt>() == 64);
+
+/// Extension records enough for `capacity` frames: a block of `n > INLINE` pages holds
+/// `⌈(n − INLINE) / EXT⌉ ≤ (n − INLINE) / EXT + 1` of them, and at most `capacity / (INLINE + 1)`
+/// blocks hold more than [`INLINE`] pages.
+fn ext_records(capacity: usize) -> usize {
+    capacity / EXT + capacity / (INLINE + 1) + 1
 }
 
 /// The BPLRU policy.
@@ -149,22 +175,22 @@ pub struct Bplru {
     list: Vec<BplruList>,
     /// Per block slot: its pages.
     pages: Vec<BplruPages>,
+    /// Extension records of the blocks' page lists, and the free ones (a stack, never beyond
+    /// its initial length).
+    ext: Vec<BplruExt>,
+    ext_free: Vec<u32>,
     /// Block slots in LRU order (front = MRU).
     lru: Ends,
     fr: Vec<PageRec>,
     len: usize,
     /// Which page of the LRU block [`Replacer::likely_victim`] (asked once per request) names
-    /// next: an index into its inline frames, then [`INLINE`] + 1 while a cursor walks its chain.
-    /// Each named frame's record is prefetched, and the host prefetches its own entry for it, so
-    /// that an eviction's loads and stores find their lines in cache. Reset to 0 whenever the
-    /// LRU block changes; a hint only, never trusted by a decision (a stale index or cursor only
-    /// prefetches the wrong lines).
+    /// next, by its place in the block's page list. Each named frame's record is prefetched,
+    /// and the host prefetches its own entry for it, so that an eviction's stores find their
+    /// lines in cache. Reset to 0 whenever the LRU block changes; a hint only, never trusted by
+    /// a decision (a stale place or record only prefetches the wrong lines).
     next: Cell<u32>,
-    /// The chain's cursor (a frame), past the inline pages.
+    /// The extension record holding the page at `next` when `next ≥ INLINE`.
     cursor: Cell<u32>,
-    /// Whether the chain's cursor waits this call: it moves every other call, so that each
-    /// record it reads was prefetched two requests earlier.
-    wait: Cell<bool>,
 }
 
 impl Bplru {
@@ -230,24 +256,111 @@ impl Bplru {
         self.size.offset(page) as u8
     }
 
+    /// The frame and offset at place `i` of block `s`'s page list, and where it is kept.
+    fn place(&self, s: u32, i: usize) -> (u32, u8, Option<u32>) {
+        let p = &self.pages[s as usize];
+        if i < INLINE {
+            return (p.frames[i], p.offs[i], None);
+        }
+        let mut e = p.ext[0];
+        for _ in 0..(i - INLINE) / EXT {
+            e = self.ext[e as usize].next;
+        }
+        let x = &self.ext[e as usize];
+        let k = (i - INLINE) % EXT;
+        (x.frames[k], x.offs[k], Some(e))
+    }
+
+    /// Takes `frame` out of block `s`'s page list: the last page moves into its place, and an
+    /// extension record left empty is freed (a removal or a pinned eviction; rare).
+    fn unlist(&mut self, s: u32, frame: FrameId) {
+        let n = self.pages[s as usize].len as usize;
+        let j = (0..n).find(|&i| self.place(s, i).0 == frame).expect("a buffered frame is listed under its block");
+        let (f, o, _) = self.place(s, n - 1);
+        match self.place(s, j).2 {
+            None => {
+                let p = &mut self.pages[s as usize];
+                p.frames[j] = f;
+                p.offs[j] = o;
+            }
+            Some(e) => {
+                let x = &mut self.ext[e as usize];
+                x.frames[(j - INLINE) % EXT] = f;
+                x.offs[(j - INLINE) % EXT] = o;
+            }
+        }
+        let n = n - 1;
+        self.pages[s as usize].len = n as u32;
+        if n >= INLINE && (n - INLINE).is_multiple_of(EXT) {
+            // The last extension record held only the page that moved.
+            let p = &mut self.pages[s as usize];
+            let last = p.ext[1];
+            if n == INLINE {
+                p.ext = [NIL; 2];
+            } else {
+                let (_, _, prev) = self.place(s, n - 1);
+                let prev = prev.expect("an extension place");
+                self.ext[prev as usize].next = NIL;
+                self.pages[s as usize].ext[1] = prev;
+            }
+            self.ext_free.push(last);
+        }
+    }
+
+    /// Frees the extension records of block `s` (its pages are leaving with it).
+    #[inline]
+    fn free_ext(&mut self, s: u32) {
+        let mut e = own_ref(&self.pages, s as usize).ext[0];
+        while e != NIL {
+            self.ext_free.push(e);
+            e = own_ref(&self.ext, e as usize).next;
+        }
+    }
+
+    /// Lists `frame` at place `INLINE + j` of the block whose page record is `p`, in its last
+    /// extension record or a new one.
+    #[inline(never)]
+    fn extend(ext: &mut [BplruExt], free: &mut Vec<u32>, p: &mut BplruPages, j: usize, frame: FrameId, off: u8) {
+        let k = j % EXT;
+        if k == 0 {
+            let e = free.pop().expect("extension records sized for every buffered page");
+            own(ext, e).next = NIL;
+            if j == 0 {
+                p.ext[0] = e;
+            } else {
+                own(ext, p.ext[1]).next = e;
+            }
+            p.ext[1] = e;
+        }
+        let x = own(ext, p.ext[1]);
+        x.frames[k] = frame;
+        x.offs[k] = off;
+    }
+
+    /// The frame at place `INLINE + j` of the LRU block (page record `p`) for
+    /// [`Replacer::likely_victim`], whose calls go through the places in order: each extension
+    /// record was prefetched [`EXT`] calls before its first place, with the next one. Checked
+    /// reads: a stale cursor may name any record.
+    #[inline(always)]
+    fn ext_frame(&self, p: &BplruPages, j: usize) -> Option<FrameId> {
+        let k = j % EXT;
+        let e = if k != 0 {
+            self.cursor.get()
+        } else {
+            let e = if j == 0 { p.ext[0] } else { self.ext.get(self.cursor.get() as usize)?.next };
+            self.cursor.set(e);
+            if let Some(x) = self.ext.get(e as usize) {
+                hint_line(&self.ext, x.next as usize);
+            }
+            e
+        };
+        let f = self.ext.get(e as usize)?.frames[k];
+        (f != NIL).then_some(f)
+    }
+
     fn drop_frame(&mut self, frame: FrameId) {
         let PageRec { slot: s, dirty, .. } = self.fr[frame as usize];
-        let p = &mut self.pages[s as usize];
-        let k = (p.len as usize).min(INLINE);
-        if let Some(j) = p.frames[..k].iter().position(|&f| f == frame) {
-            // Out of the inline list; the chain's first page, if any, takes the last place.
-            p.frames.copy_within(j + 1..k, j);
-            p.offs.copy_within(j + 1..k, j);
-            let h = p.more.head;
-            if h != NIL {
-                unlink::<0, _, _>(&mut self.fr, &mut p.more, h);
-                p.frames[INLINE - 1] = h;
-                p.offs[INLINE - 1] = self.size.offset(self.fr[h as usize].page) as u8;
-            }
-        } else {
-            unlink::<0, _, _>(&mut self.fr, &mut p.more, frame);
-        }
-        p.len -= 1;
+        self.unlist(s, frame);
         self.fr[frame as usize].slot = NIL;
         if dirty {
             self.list[s as usize].dirty_pages -= 1;
@@ -261,7 +374,7 @@ impl Bplru {
                 self.restart_cursor();
             }
         } else if self.lru.tail == s {
-            // The LRU block's inline list moved: name its pages from the start again.
+            // The LRU block's page list moved: name its pages from the start again.
             self.next.set(0);
         }
     }
@@ -277,8 +390,7 @@ impl Bplru {
         pins: &P,
         out: &mut Evictions,
     ) -> Result<(u32, bool), EvictError> {
-        let size = self.size;
-        let (list, pages, fr) = (&self.list[..], &self.pages[..], &self.fr[..]);
+        let (list, pages, ext) = (&self.list[..], &self.pages[..], &self.ext[..]);
         let mut by_offset = [0u32; 64];
         let mut offsets = 0u64;
         let mut s = self.lru.tail;
@@ -299,17 +411,21 @@ impl Bplru {
                     offsets |= 1 << o;
                 }
             }
-            let mut f = p.more.head;
-            while f != NIL {
-                let r = own_ref(fr, f as usize);
-                if pins.is_pinned(f) {
-                    pinned = true;
-                } else {
-                    let o = size.offset(r.page);
-                    by_offset[o as usize] = f;
-                    offsets |= 1 << o;
+            let (mut e, mut left) = (p.ext[0], (p.len as usize).saturating_sub(INLINE));
+            while left > 0 {
+                let x = own_ref(ext, e as usize);
+                for i in 0..left.min(EXT) {
+                    let f = x.frames[i];
+                    if pins.is_pinned(f) {
+                        pinned = true;
+                    } else {
+                        let o = x.offs[i] & 63;
+                        by_offset[o as usize] = f;
+                        offsets |= 1 << o;
+                    }
                 }
-                f = r.links[1];
+                left = left.saturating_sub(EXT);
+                e = x.next;
             }
             if offsets != 0 {
                 break pinned;
@@ -332,22 +448,13 @@ impl Bplru {
                 return Err(EvictError::AllPinned);
             }
             let mut pinned = false;
-            let p = &self.pages[s as usize];
-            for &f in p.inline() {
+            for i in 0..self.pages[s as usize].len as usize {
+                let f = self.place(s, i).0;
                 if pins.is_pinned(f) {
                     pinned = true;
                 } else {
                     out.victims.push(f);
                 }
-            }
-            let mut f = p.more.head;
-            while f != NIL {
-                if pins.is_pinned(f) {
-                    pinned = true;
-                } else {
-                    out.victims.push(f);
-                }
-                f = self.fr[f as usize].links[1];
             }
             if out.victims.len() > start {
                 break pinned;
@@ -359,12 +466,34 @@ impl Bplru {
         Ok((s, any_pinned))
     }
 
-    /// The frames of block `s`: the inline ones, then the chain (for checks).
-    fn frames_of(&self, s: u32) -> Result<Vec<u32>, String> {
+    /// The frames and offsets of block `s` in list order, and its extension records (for
+    /// checks).
+    fn frames_of(&self, s: u32) -> Result<(Vec<(u32, u8)>, Vec<u32>), String> {
         let p = &self.pages[s as usize];
-        let mut v = p.inline().to_vec();
-        v.extend(walk::<0, _>(&self.fr, &p.more)?);
-        Ok(v)
+        let n = p.len as usize;
+        let mut v: Vec<(u32, u8)> = p.inline().iter().copied().zip(p.offs).collect();
+        let mut recs = Vec::new();
+        let mut e = p.ext[0];
+        while e != NIL {
+            if recs.len() > self.ext.len() {
+                return Err(format!("bplru: block slot {s}: extension records in a cycle"));
+            }
+            recs.push(e);
+            let x = &self.ext[e as usize];
+            let k = (n - v.len()).min(EXT);
+            v.extend(x.frames[..k].iter().copied().zip(x.offs));
+            e = x.next;
+        }
+        let want = n.saturating_sub(INLINE).div_ceil(EXT);
+        if recs.len() != want || v.len() != n || recs.last().copied().unwrap_or(NIL) != p.ext[1] {
+            return Err(format!(
+                "bplru: block slot {s} lists {} of {n} pages in {} extension records ({want} wanted; last {:?})",
+                v.len(),
+                recs.len(),
+                p.ext
+            ));
+        }
+        Ok((v, recs))
     }
 
     /// Whether the block of `page` is in an unbroken sequential write run (for tests).
@@ -402,13 +531,14 @@ impl Replacer for Bplru {
             size: BlockSize::new(config.ppb.max(1) as u64),
             blocks: BlockTable::new(capacity),
             list: vec![BplruList { lru: [NIL; 2], dirty_pages: 0, seq_next: 0 }; capacity],
-            pages: vec![BplruPages { frames: [NIL; INLINE], offs: [0; INLINE], len: 0, more: Ends::EMPTY }; capacity],
+            pages: vec![BplruPages::EMPTY; capacity],
+            ext: vec![BplruExt { frames: [NIL; EXT], offs: [0; EXT], next: NIL }; ext_records(capacity)],
+            ext_free: (0..ext_records(capacity) as u32).rev().collect(),
             lru: Ends::EMPTY,
             fr: vec![PageRec::FREE; capacity],
             len: 0,
             next: Cell::new(0),
             cursor: Cell::new(NIL),
-            wait: Cell::new(false),
         }
     }
 
@@ -443,15 +573,15 @@ impl Replacer for Bplru {
         let f = frame as usize;
         // Over local slices (no reloads after the stores); `frame` comes from the host and is
         // checked by the first store, every other index is BPLRU's own.
-        let (list, pages, fr, lru) = (&mut self.list[..], &mut self.pages[..], &mut self.fr[..], &mut self.lru);
-        fr[f] = rec;
+        let (list, pages, lru) = (&mut self.list[..], &mut self.pages[..], &mut self.lru);
+        self.fr[f] = rec;
         if created {
             // A new block: its only page, at the MRU end.
             let p = own(pages, s);
             p.frames[0] = frame;
             p.offs[0] = off;
             p.len = 1;
-            p.more = Ends::EMPTY;
+            p.ext = [NIL; 2];
             *own(list, s) = BplruList { lru: [NIL, lru.head], dirty_pages: 0, seq_next: 0 };
             attach_front::<0, _>(list, lru, s);
         } else {
@@ -463,8 +593,7 @@ impl Replacer for Bplru {
                 p.frames[n] = frame;
                 p.offs[n] = off;
             } else {
-                // Behind the block's last chained page.
-                link_back::<0, _, _>(fr, &mut p.more, frame);
+                Self::extend(&mut self.ext, &mut self.ext_free, p, n - INLINE, frame, off);
             }
         }
         self.len += 1;
@@ -486,37 +615,23 @@ impl Replacer for Bplru {
             return None;
         }
         let p = own_ref(&self.pages, t as usize);
-        let i = self.next.get();
-        if (i as usize) < (p.len as usize).min(INLINE) {
-            self.next.set(i + 1);
-            let f = p.frames[i as usize];
-            hint_line(&self.fr, f as usize);
-            return Some(f);
-        }
-        if i as usize == INLINE {
-            // Past the inline pages of a larger block: its chain, one page every other call.
-            self.next.set(i + 1);
-            let h = p.more.head;
-            self.cursor.set(h);
-            self.wait.set(true);
-            hint_line(&self.fr, h as usize);
-            return (h != NIL).then_some(h);
-        }
-        if (i as usize) < INLINE {
+        let i = self.next.get() as usize;
+        let n = p.len as usize;
+        if i >= n {
             return None;
         }
-        let c = self.cursor.get();
-        if self.wait.replace(false) {
-            return (c != NIL).then_some(c);
-        }
-        self.wait.set(true);
-        let next = self.fr.get(c as usize)?.links[1];
-        if next == NIL {
-            return Some(c);
-        }
-        hint_line(&self.fr, next as usize);
-        self.cursor.set(next);
-        Some(next)
+        self.next.set(i as u32 + 1);
+        let f = if i < INLINE {
+            if i == 0 && n > INLINE {
+                // The first extension record, needed about INLINE requests from now.
+                hint_line(&self.ext, p.ext[0] as usize);
+            }
+            p.frames[i]
+        } else {
+            self.ext_frame(p, i - INLINE)?
+        };
+        hint_line(&self.fr, f as usize);
+        Some(f)
     }
 
     fn victims<P: Pins + ?Sized>(
@@ -546,6 +661,7 @@ impl Replacer for Bplru {
                 own(fr, f).slot = NIL;
             }
             self.len -= out.victims.len() - start;
+            self.free_ext(s);
             unlink::<0, _, _>(&mut self.list, &mut self.lru, s);
             self.blocks.release(s);
         }
@@ -574,30 +690,23 @@ impl Replacer for Bplru {
         let order = walk::<0, _>(&self.list, &self.lru)?;
         let mut total = 0usize;
         let mut live = 0usize;
+        let mut ext_used = 0usize;
         for (block, s) in self.blocks.live() {
             live += 1;
             if !order.contains(&s) {
                 return Err(format!("bplru: live block {block} is not in the LRU list"));
             }
             let b = self.list[s as usize];
-            let p = &self.pages[s as usize];
-            let frames = self.frames_of(s)?;
-            if frames.len() != p.len as usize || p.more.len as usize != (p.len as usize).saturating_sub(INLINE) {
-                return Err(format!(
-                    "bplru: block {block} counts {} pages ({} chained), {} found",
-                    p.len,
-                    p.more.len,
-                    frames.len()
-                ));
-            }
+            let (frames, recs) = self.frames_of(s)?;
+            ext_used += recs.len();
             let mut d = 0u32;
-            for (i, &f) in frames.iter().enumerate() {
+            for &(f, o) in &frames {
                 let r = self.fr[f as usize];
                 if r.slot != s || r.page / self.ppb != block {
                     return Err(format!("bplru: frame {f} listed under block {block} but belongs elsewhere"));
                 }
-                if i < INLINE && p.offs[i] != self.off8(r.page) {
-                    return Err(format!("bplru: frame {f} of block {block} listed at offset {}", p.offs[i]));
+                if o != self.off8(r.page) {
+                    return Err(format!("bplru: frame {f} of block {block} listed at offset {o}"));
                 }
                 d += r.dirty as u32;
             }
@@ -617,6 +726,13 @@ impl Replacer for Bplru {
         }
         if total != self.len {
             return Err(format!("bplru: {total} pages listed, len {}", self.len));
+        }
+        if ext_used + self.ext_free.len() != self.ext.len() {
+            return Err(format!(
+                "bplru: {ext_used} extension records in use and {} free of {}",
+                self.ext_free.len(),
+                self.ext.len()
+            ));
         }
         Ok(())
     }
