@@ -628,6 +628,10 @@ impl Replacer for Bplru {
             }
             p.frames[i]
         } else {
+            if i == INLINE {
+                // Not prefetched above when the inline pages were prefetched at once.
+                hint_line(&self.ext, p.ext[0] as usize);
+            }
             self.ext_frame(p, i - INLINE)?
         };
         hint_line(&self.fr, f as usize);
@@ -666,8 +670,20 @@ impl Replacer for Bplru {
             self.blocks.release(s);
         }
         // The next victim block is most likely the new LRU block (its list record is in cache:
-        // the unlink above wrote it).
+        // the unlink above wrote it). Its page record was prefetched an eviction ago, so the
+        // lines its eviction will read or write for its inline pages (their frame records and
+        // the host's entries) are asked for now, together, an eviction ahead; `likely_victim`
+        // goes on from its first extension page.
         self.restart_cursor();
+        let t = self.lru.tail;
+        if t != NIL {
+            let p = own_ref(&self.pages, t as usize);
+            for &f in p.inline() {
+                pins.prefetch_victim(f);
+                hint_line(&self.fr, f as usize);
+            }
+            self.next.set(p.inline().len() as u32);
+        }
         Ok(())
     }
 
