@@ -165,6 +165,9 @@ fn ext_records(capacity: usize) -> usize {
     capacity / EXT + capacity / (INLINE + 1) + 1
 }
 
+/// A block's frames with their listed offsets, and its extension records (for checks).
+type Listed = (Vec<(u32, u8)>, Vec<u32>);
+
 /// The BPLRU policy.
 #[derive(Clone, Debug)]
 pub struct Bplru {
@@ -468,7 +471,7 @@ impl Bplru {
 
     /// The frames and offsets of block `s` in list order, and its extension records (for
     /// checks).
-    fn frames_of(&self, s: u32) -> Result<(Vec<(u32, u8)>, Vec<u32>), String> {
+    fn frames_of(&self, s: u32) -> Result<Listed, String> {
         let p = &self.pages[s as usize];
         let n = p.len as usize;
         let mut v: Vec<(u32, u8)> = p.inline().iter().copied().zip(p.offs).collect();
