@@ -532,48 +532,6 @@ impl Fbx {
         self.adlru_until = if adlru { self.refresh_at } else { 0 };
     }
 
-    /// The leader as BPLRU.
-    ///
-    /// # Safety
-    /// The leader is BPLRU: the caller has seen `bplru_until` nonzero (or above the request's
-    /// time), which [`Fbx::set_direct`] allows only while BPLRU leads.
-    #[inline(always)]
-    unsafe fn bplru_mut(leader: &mut Expert) -> &mut crate::bplru::Bplru {
-        // SAFETY: the caller's contract.
-        unsafe { leader_as!(leader, Bplru) }
-    }
-
-    /// [`Fbx::bplru_mut`] for a shared leader.
-    ///
-    /// # Safety
-    /// As [`Fbx::bplru_mut`].
-    #[inline(always)]
-    unsafe fn bplru_ref(leader: &Expert) -> &crate::bplru::Bplru {
-        // SAFETY: the caller's contract.
-        unsafe { leader_as!(leader, Bplru) }
-    }
-
-    /// The leader as AD-LRU.
-    ///
-    /// # Safety
-    /// The leader is AD-LRU: the caller has seen `adlru_until` nonzero (or above the request's
-    /// time), which [`Fbx::set_direct`] allows only while AD-LRU leads.
-    #[inline(always)]
-    unsafe fn adlru_mut(leader: &mut Expert) -> &mut crate::ad_lru::AdLru {
-        // SAFETY: the caller's contract.
-        unsafe { leader_as!(leader, AdLru) }
-    }
-
-    /// [`Fbx::adlru_mut`] for a shared leader.
-    ///
-    /// # Safety
-    /// As [`Fbx::adlru_mut`].
-    #[inline(always)]
-    unsafe fn adlru_ref(leader: &Expert) -> &crate::ad_lru::AdLru {
-        // SAFETY: the caller's contract.
-        unsafe { leader_as!(leader, AdLru) }
-    }
-
     /// Records an access to a tracked frame: its tick (one store; the caller has refreshed).
     #[inline(always)]
     fn touch(&mut self, f: usize, a: &Access) {
@@ -783,11 +741,11 @@ impl Replacer for Fbx {
     fn on_hit(&mut self, frame: FrameId, a: &Access) {
         if a.time < self.bplru_until {
             // SAFETY: `bplru_until` is nonzero only while BPLRU leads.
-            unsafe { Self::bplru_mut(&mut self.leader) }.on_hit(frame, a);
+            unsafe { leader_as!(&mut self.leader, Bplru) }.on_hit(frame, a);
         } else if a.time < self.adlru_until {
             self.touch(frame as usize, a);
             // SAFETY: `adlru_until` is nonzero only while AD-LRU leads.
-            unsafe { Self::adlru_mut(&mut self.leader) }.on_hit(frame, a);
+            unsafe { leader_as!(&mut self.leader, AdLru) }.on_hit(frame, a);
         } else {
             self.hit_general(frame, a);
         }
@@ -798,11 +756,11 @@ impl Replacer for Fbx {
     fn on_insert(&mut self, frame: FrameId, a: &Access) {
         if a.time < self.bplru_until {
             // SAFETY: as in `on_hit`.
-            unsafe { Self::bplru_mut(&mut self.leader) }.on_insert(frame, a);
+            unsafe { leader_as!(&mut self.leader, Bplru) }.on_insert(frame, a);
         } else if a.time < self.adlru_until {
             self.track_insert(frame, a);
             // SAFETY: as in `on_hit`.
-            unsafe { Self::adlru_mut(&mut self.leader) }.on_insert(frame, a);
+            unsafe { leader_as!(&mut self.leader, AdLru) }.on_insert(frame, a);
         } else {
             self.insert_general(frame, a);
         }
@@ -817,10 +775,10 @@ impl Replacer for Fbx {
     fn prefetch(&self, page: u64) {
         if self.bplru_until != 0 {
             // SAFETY: nonzero only while BPLRU leads (`set_direct`).
-            unsafe { Self::bplru_ref(&self.leader) }.prefetch(page);
+            unsafe { leader_as!(&self.leader, Bplru) }.prefetch(page);
         } else if self.adlru_until != 0 {
             // SAFETY: as above.
-            unsafe { Self::adlru_ref(&self.leader) }.prefetch(page);
+            unsafe { leader_as!(&self.leader, AdLru) }.prefetch(page);
         } else {
             Self::prefetch_other(&self.leader, page);
         }
@@ -830,10 +788,10 @@ impl Replacer for Fbx {
     fn prefetch_frame(&self, frame: FrameId) {
         if self.bplru_until != 0 {
             // SAFETY: as in `prefetch`.
-            unsafe { Self::bplru_ref(&self.leader) }.prefetch_frame(frame);
+            unsafe { leader_as!(&self.leader, Bplru) }.prefetch_frame(frame);
         } else if self.adlru_until != 0 {
             // SAFETY: as in `prefetch`.
-            unsafe { Self::adlru_ref(&self.leader) }.prefetch_frame(frame);
+            unsafe { leader_as!(&self.leader, AdLru) }.prefetch_frame(frame);
         } else {
             Self::prefetch_frame_other(&self.leader, frame);
         }
@@ -843,10 +801,10 @@ impl Replacer for Fbx {
     fn likely_victim(&self) -> Option<FrameId> {
         if self.bplru_until != 0 {
             // SAFETY: as in `prefetch`.
-            unsafe { Self::bplru_ref(&self.leader) }.likely_victim()
+            unsafe { leader_as!(&self.leader, Bplru) }.likely_victim()
         } else if self.adlru_until != 0 {
             // SAFETY: as in `prefetch`.
-            unsafe { Self::adlru_ref(&self.leader) }.likely_victim()
+            unsafe { leader_as!(&self.leader, AdLru) }.likely_victim()
         } else {
             Self::likely_victim_other(&self.leader)
         }
@@ -864,7 +822,7 @@ impl Replacer for Fbx {
     ) -> Result<(), EvictError> {
         if self.bplru_until != 0 {
             // SAFETY: nonzero only while BPLRU leads (`set_direct`).
-            unsafe { Self::bplru_mut(&mut self.leader) }.victims(incoming, pins, out)?;
+            unsafe { leader_as!(&mut self.leader, Bplru) }.victims(incoming, pins, out)?;
             if out.bypass {
                 // The incoming page is not buffered: its request reaches the shadows here.
                 self.feed(incoming);
