@@ -196,6 +196,25 @@ pub struct Bplru {
     cursor: Cell<u32>,
 }
 
+/// Visits each listed page of the block whose page record is `p`, its frame and offset: the
+/// inline ones, then the extension records in chain order (the chain is the policy's own, so
+/// unchecked).
+#[inline(always)]
+fn each_listed(ext: &[BplruExt], p: &BplruPages, mut visit: impl FnMut(u32, u8)) {
+    for i in 0..(p.len as usize).min(INLINE) {
+        visit(p.frames[i], p.offs[i]);
+    }
+    let (mut e, mut left) = (p.ext[0], (p.len as usize).saturating_sub(INLINE));
+    while left > 0 {
+        let x = own_ref(ext, e as usize);
+        for i in 0..left.min(EXT) {
+            visit(x.frames[i], x.offs[i]);
+        }
+        left = left.saturating_sub(EXT);
+        e = x.next;
+    }
+}
+
 impl Bplru {
     /// Records an access to `frame` of block `slot` and moves the block.
     #[inline(always)]
@@ -402,34 +421,15 @@ impl Bplru {
                 return Err(EvictError::AllPinned);
             }
             let mut pinned = false;
-            let p = own_ref(pages, s as usize);
-            let k = (p.len as usize).min(INLINE);
-            for i in 0..k {
-                let f = p.frames[i];
+            each_listed(ext, own_ref(pages, s as usize), |f, o| {
                 if pins.is_pinned(f) {
                     pinned = true;
                 } else {
-                    let o = p.offs[i] & 63;
+                    let o = o & 63;
                     by_offset[o as usize] = f;
                     offsets |= 1 << o;
                 }
-            }
-            let (mut e, mut left) = (p.ext[0], (p.len as usize).saturating_sub(INLINE));
-            while left > 0 {
-                let x = own_ref(ext, e as usize);
-                for i in 0..left.min(EXT) {
-                    let f = x.frames[i];
-                    if pins.is_pinned(f) {
-                        pinned = true;
-                    } else {
-                        let o = x.offs[i] & 63;
-                        by_offset[o as usize] = f;
-                        offsets |= 1 << o;
-                    }
-                }
-                left = left.saturating_sub(EXT);
-                e = x.next;
-            }
+            });
             if offsets != 0 {
                 break pinned;
             }
@@ -451,14 +451,13 @@ impl Bplru {
                 return Err(EvictError::AllPinned);
             }
             let mut pinned = false;
-            for i in 0..self.pages[s as usize].len as usize {
-                let f = self.place(s, i).0;
+            each_listed(&self.ext, own_ref(&self.pages, s as usize), |f, _| {
                 if pins.is_pinned(f) {
                     pinned = true;
                 } else {
                     out.victims.push(f);
                 }
-            }
+            });
             if out.victims.len() > start {
                 break pinned;
             }
