@@ -139,11 +139,24 @@ struct Key {
     ts: u64,
 }
 
+/// The earlier of two flip times, without a branch on them.
+#[inline(always)]
+fn earliest(a: u64, b: u64) -> u64 {
+    select_unpredictable(a < b, a, b)
+}
+
 impl Key {
     /// `x == y`, without the branches of a field-by-field comparison.
     #[inline(always)]
     fn same(x: Key, y: Key) -> bool {
         (u64::from((x.d ^ y.d) | (x.nn ^ y.nn)) | (x.ts ^ y.ts)) == 0
+    }
+
+    /// `d_x / n_x² ≤ d_y / n_y²`: at one timestamp, `x`'s priority is at most `y`'s at every
+    /// globaltime (exact in `u64`: `d < 2³²`, `n² < 2³²`).
+    #[inline(always)]
+    fn k_le(x: Key, y: Key) -> bool {
+        x.d as u64 * y.nn as u64 <= y.d as u64 * x.nn as u64
     }
 
     /// `true` when `x` is evicted before `y` at globaltime `g` (not before either timestamp):
@@ -405,17 +418,16 @@ impl Tournament {
     #[inline(always)]
     fn recompute(quad: &mut [Quad], leaves: &[ClusterPair], size: usize, i: usize, g: u64) -> (Node, bool) {
         let [a, b, c, d] = Self::children(quad, leaves, size, i);
-        let min = |a: u64, b: u64| select_unpredictable(a < b, a, b);
         let (wab, kab, fab) = Self::pick(&a, &b, g);
         let (wcd, kcd, fcd) = Self::pick(&c, &d, g);
         let ab = Node { win: wab, key: kab, ..EMPTY };
         let cd = Node { win: wcd, key: kcd, ..EMPTY };
         let (win, key, f) = Self::pick(&ab, &cd, g);
-        let own = min(f, min(fab, fcd));
+        let own = earliest(f, earliest(fab, fcd));
         let new = Node {
             win,
             key,
-            min_flip: min(own, min(min(a.min_flip, b.min_flip), min(c.min_flip, d.min_flip))),
+            min_flip: earliest(own, earliest(earliest(a.min_flip, b.min_flip), earliest(c.min_flip, d.min_flip))),
             own: Self::relative(own, key.ts),
         };
         let node = node_mut(quad, i);
@@ -452,7 +464,6 @@ impl Tournament {
         ch: Change,
         g: u64,
     ) -> Option<Change> {
-        let min = |a: u64, b: u64| select_unpredictable(a < b, a, b);
         let node = *node_ref(quad, i);
         let r = ch.new;
         if node.win != ch.old || node.win == NIL {
@@ -465,8 +476,8 @@ impl Tournament {
             let has = node.win != NIL;
             let (w_wins, flip) = Key::duel(node.key, r.key, g);
             let flip = select_unpredictable(has, flip, u64::MAX);
-            let own = min(select_unpredictable(has, node.own_flip(), u64::MAX), flip);
-            let min_flip = min(node.min_flip, min(own, r.min_flip));
+            let own = earliest(select_unpredictable(has, node.own_flip(), u64::MAX), flip);
+            let min_flip = earliest(node.min_flip, earliest(own, r.min_flip));
             if has & w_wins {
                 let n = node_mut(quad, i);
                 n.own = Self::relative(own, node.key.ts);
@@ -480,10 +491,10 @@ impl Tournament {
             *node_mut(quad, i) = new;
             return Some(Change { new, old: node.win, beats_until: select_unpredictable(has, flip, 0) });
         }
-        let fell = r.key.d as u64 * node.key.nn as u64 <= node.key.d as u64 * r.key.nn as u64;
+        let fell = Key::k_le(r.key, node.key);
         if (r.win == node.win) & fell {
             // Same winner, key not risen: only the copy follows.
-            let min_flip = min(node.min_flip, r.min_flip);
+            let min_flip = earliest(node.min_flip, r.min_flip);
             if Key::same(r.key, node.key) {
                 Self::lower_min_flip(quad, root, i, min_flip);
                 return None;
@@ -495,11 +506,11 @@ impl Tournament {
         }
         if (r.win != NIL) & (ch.beats_until != 0) {
             // `r` took the child from this node's winner by beating it: it beats every child.
-            let own = min(node.own_flip(), ch.beats_until);
+            let own = earliest(node.own_flip(), ch.beats_until);
             let new = Node {
                 win: r.win,
                 key: r.key,
-                min_flip: min(node.min_flip, min(own, r.min_flip)),
+                min_flip: earliest(node.min_flip, earliest(own, r.min_flip)),
                 own: Self::relative(own, r.key.ts),
             };
             *node_mut(quad, i) = new;
@@ -570,7 +581,7 @@ impl Tournament {
         let i = (self.size + slot as usize) / 4;
         let bottom = self.get(i);
         let was = select_unpredictable(bottom.win == slot, bottom.key, old);
-        if new.d as u64 * was.nn as u64 >= was.d as u64 * new.nn as u64 {
+        if Key::k_le(was, new) {
             return;
         }
         let ch = Change { new: Node { key: new, win: slot, ..EMPTY }, old: slot, beats_until: 0 };
@@ -643,10 +654,9 @@ impl Tournament {
         if below | (node.own_flip() <= g) {
             return Self::recompute(quad, leaves, size, i, g).1;
         }
-        let min = |a: u64, b: u64| select_unpredictable(a < b, a, b);
         let [a, b, c, d] = if inner { own_ref(quad, i).0 } else { [EMPTY; 4] };
         node_mut(quad, i).min_flip =
-            min(node.own_flip(), min(min(a.min_flip, b.min_flip), min(c.min_flip, d.min_flip)));
+            earliest(node.own_flip(), earliest(earliest(a.min_flip, b.min_flip), earliest(c.min_flip, d.min_flip)));
         false
     }
 
