@@ -457,7 +457,7 @@ impl Replacer for RefAdaptive {
         self.core.likely_victim()
     }
 
-    #[inline]
+    #[inline(always)]
     fn victims<P: Pins + ?Sized>(
         &mut self,
         incoming: &Access,

@@ -816,40 +816,138 @@ impl RefCore {
     }
 
     /// Collects into `oldest` (empty, capacity `keep` or more) the `keep` members of `outer[c]`
-    /// with the oldest latest access, but for `skip`, sorted oldest first. A chunk whose lower
-    /// bound is no older than the newest member kept so far holds none of them, and is passed
-    /// without reading its members' records; a chunk read whole gets its exact minimum as its
-    /// bound. (Most of the adaptive REF's selections pass over bags of hundreds of blocks.)
+    /// with the oldest latest access, but for `skip`, sorted oldest first. When not all of them
+    /// are wanted, the caller takes every member answered out of the bag (into VB): the bounds
+    /// of the chunks read are left covering the members that stay.
+    ///
+    /// All wanted (`keep` ≥ the bag's members, at most |VB| + 1): one pass reads them. Else the
+    /// chunks are read best first (most of the adaptive REF's selections pass over bags of
+    /// hundreds of blocks): a pass over the chunk list reads the bounds only ([`ChunkMeta`],
+    /// of the first [`Self::SCAN_CHUNKS`] chunks), then each round reads the chunk with the lowest
+    /// bound below the newest member kept so far (any, until `keep` are kept) and drops the
+    /// chunks whose bound is not below it, until none is left: a chunk whose bound is no lower
+    /// than the newest member kept holds no member older than those kept (stamps are distinct).
+    /// Chunks beyond the first `SCAN_CHUNKS` are then read in list order, each if its bound is
+    /// below the newest member kept.
+    /// A chunk read gets as its bound the oldest latest access among its members that stay in
+    /// the bag: those not kept, `skip`, and any kept and then displaced by an older one (whose
+    /// chunk's bound takes it then). So the next selection at this count does not read a chunk
+    /// again just because its oldest members were taken from it.
     #[inline(always)]
     fn oldest_in_bag(&mut self, c: usize, keep: usize, skip: u32, oldest: &mut Vec<(u64, u32)>) {
         let bag = self.outer[c];
         if bag.len == 0 || keep == 0 {
             return;
         }
-        let (mut ch, mut n) = (bag.head, (bag.len as usize - 1) % CHUNK + 1);
-        while ch != NIL {
-            let next = self.meta[ch as usize].next;
-            prefetch(self.chunks.as_slice(), next as usize);
-            prefetch(self.meta.as_slice(), next as usize);
-            if oldest.len() < keep || self.meta[ch as usize].min < oldest[keep - 1].0 {
-                let mut min = u64::MAX;
-                for k in 0..n {
-                    let s = self.chunks[ch as usize].slots[k];
-                    let stamp = self.blk[s as usize].stamp;
-                    min = min.min(stamp);
-                    if s != skip && (oldest.len() < keep || stamp < oldest[keep - 1].0) {
-                        if oldest.len() == keep {
-                            oldest.pop();
-                        }
+        let (chunks, meta, blk) = (self.chunks.as_slice(), &mut self.meta.0[..], self.blk.as_slice());
+        let head_n = (bag.len as usize - 1) % CHUNK + 1;
+        if keep >= bag.len as usize {
+            // Every member but `skip`: at most |VB| + 1, in one chunk or two.
+            let (mut ch, mut n) = (bag.head, head_n);
+            while ch != NIL {
+                for &s in &crate::recs::own_ref(chunks, ch as usize).slots[..n] {
+                    if s != skip {
+                        let stamp = crate::recs::own_ref(blk, s as usize).stamp;
                         let at = oldest.partition_point(|&(t, _)| t < stamp);
                         oldest.insert(at, (stamp, s));
                     }
                 }
-                self.meta[ch as usize].min = min;
+                ch = crate::recs::own_ref(meta, ch as usize).next;
+                n = CHUNK;
+            }
+            return;
+        }
+        // The bounds of the first `SCAN_CHUNKS` chunks (nearly always all of them).
+        let mut cand = [(0u64, 0u32); Self::SCAN_CHUNKS];
+        let (mut m, mut ch) = (0, bag.head);
+        while ch != NIL && m < Self::SCAN_CHUNKS {
+            let &ChunkMeta { min, next } = crate::recs::own_ref(meta, ch as usize);
+            cand[m] = (min, ch);
+            m += 1;
+            ch = next;
+        }
+        let n_of = |ch: u32| if ch == bag.head { head_n } else { CHUNK };
+        let newest = |oldest: &Vec<(u64, u32)>| if oldest.len() < keep { u64::MAX } else { oldest[keep - 1].0 };
+        // Best first: each round drops the chunks whose bound is no longer below the newest
+        // member kept, and reads the one with the lowest bound.
+        loop {
+            let below = newest(oldest);
+            let (mut j, mut low, mut at) = (0, below, usize::MAX);
+            for i in 0..m {
+                let e = cand[i];
+                cand[j] = e;
+                if e.0 < low {
+                    (low, at) = (e.0, j);
+                }
+                j += usize::from(e.0 < below);
+            }
+            if at == usize::MAX {
+                break;
+            }
+            let read = cand[at].1;
+            cand[at] = cand[j - 1];
+            m = j - 1;
+            Self::read_chunk(chunks, meta, blk, read, n_of(read), keep, skip, oldest);
+        }
+        // The chunks beyond the first `SCAN_CHUNKS`, in list order.
+        while ch != NIL {
+            let &ChunkMeta { min, next } = crate::recs::own_ref(meta, ch as usize);
+            if min < newest(oldest) {
+                Self::read_chunk(chunks, meta, blk, ch, CHUNK, keep, skip, oldest);
             }
             ch = next;
-            n = CHUNK;
         }
+    }
+
+    /// Chunks of an `outer` bag whose bounds a VB selection reads first, to read the chunks
+    /// themselves best first ([`Self::oldest_in_bag`]): 1,024 members, more than nearly every
+    /// bag holds.
+    const SCAN_CHUNKS: usize = 64;
+
+    /// Reads the `n` members of chunk `ch` for [`Self::oldest_in_bag`]: each member but `skip`
+    /// older than the newest of `oldest` (or any, while fewer than `keep` are kept) joins `oldest`,
+    /// the newest then leaving it; the chunk's bound becomes the oldest latest access of the members
+    /// that stay in the bag (not kept, or `skip`), and a member leaving `oldest` lowers its own
+    /// chunk's bound to its latest access. The members' records are prefetched together first.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn read_chunk(
+        chunks: &[Chunk],
+        meta: &mut [ChunkMeta],
+        blk: &[Block],
+        ch: u32,
+        n: usize,
+        keep: usize,
+        skip: u32,
+        oldest: &mut Vec<(u64, u32)>,
+    ) {
+        let slots = &crate::recs::own_ref(chunks, ch as usize).slots[..n];
+        for &s in slots {
+            hint_line(blk, s as usize);
+        }
+        let mut min = u64::MAX;
+        for &s in slots {
+            let stamp = crate::recs::own_ref(blk, s as usize).stamp;
+            if s != skip && (oldest.len() < keep || stamp < oldest[keep - 1].0) {
+                if oldest.len() == keep {
+                    // The newest kept stays in the bag after all: its chunk's bound covers it.
+                    let (t, p) = oldest[keep - 1];
+                    oldest.pop();
+                    let pc = crate::recs::own_ref(blk, p as usize).bucket[0];
+                    if pc == ch {
+                        min = min.min(t);
+                    } else {
+                        let m = &mut own(meta, pc).min;
+                        *m = (*m).min(t);
+                    }
+                }
+                let at = oldest.partition_point(|&(t, _)| t < stamp);
+                oldest.insert(at, (stamp, s));
+            } else {
+                min = min.min(stamp);
+            }
+        }
+        own(meta, ch).min = min;
     }
 
     /// Calls `visit` with every member of `outer[c]`, in no particular order.
@@ -1971,5 +2069,120 @@ mod tests {
         h.write(12); // VB = {B0} (2 pages) but both pinned: LRU-most unpinned is p8
         assert_eq!(h.evicted_pages(), vec![8]);
         assert_eq!(h.policy.victim_blocks(), vec![0]);
+    }
+
+    /// The victim blocks a selection would take now, from a sort of every block with a page in
+    /// the window (most pages in the window first, then least recently accessed), sorted.
+    fn want_vb(core: &RefCore, vb: usize) -> Vec<u64> {
+        let mut want: Vec<(u32, u64, u64)> = core
+            .blocks
+            .live()
+            .filter(|&(_, s)| core.blk[s as usize].win.len > 0)
+            .map(|(key, s)| (core.blk[s as usize].win.len, core.blk[s as usize].stamp, key))
+            .collect();
+        want.sort_by_key(|&(c, stamp, _)| (std::cmp::Reverse(c), stamp));
+        let mut want: Vec<u64> = want.iter().take(vb).map(|&(_, _, key)| key).collect();
+        want.sort_unstable();
+        want
+    }
+
+    /// Serves `ops` (block, offset, write) on `core` (REF's calls, as a host with `cap` frames
+    /// makes them), changing |VB| and the window as the adaptive REF does where `tune` says so;
+    /// after each step, `check()` and a selection on a copy against [`want_vb`].
+    fn run_selections(
+        core: &mut RefCore,
+        cap: usize,
+        ppb: u64,
+        ops: impl IntoIterator<Item = (u64, u64, bool, u8)>,
+    ) -> Result<(), String> {
+        use std::collections::HashMap;
+        let (mut table, mut free): (HashMap<u64, FrameId>, Vec<FrameId>) = (HashMap::new(), (0..cap as u32).collect());
+        let mut ev = Evictions::default();
+        for (t, (block, off, write, tune)) in ops.into_iter().enumerate() {
+            match tune {
+                0..=3 => core.set_vb(usize::from(tune) * 4 + 1),
+                4 => core.set_window(cap / 4),
+                5 => core.set_window(cap - cap / 8),
+                _ => {}
+            }
+            let page = block * ppb + off;
+            let kind = if write { crate::AccessKind::Write } else { crate::AccessKind::Read };
+            let access = Access::new(page, kind, t as u64);
+            if let Some(&f) = table.get(&page) {
+                core.on_hit(f, &access);
+            } else {
+                if free.is_empty() {
+                    ev.clear();
+                    core.victims(&access, &NoPins, &mut ev).unwrap();
+                    table.retain(|_, f| !ev.victims.contains(f));
+                    free.extend_from_slice(&ev.victims);
+                }
+                let f = free.pop().unwrap();
+                table.insert(page, f);
+                core.on_insert(f, &access);
+            }
+            core.check()?;
+            let mut trial = core.clone();
+            trial.select_vb(None);
+            trial.check()?;
+            let want = want_vb(core, core.vb_max);
+            if trial.victim_blocks() != want {
+                return Err(format!("step {t}: selected {:?}, want {want:?}", trial.victim_blocks()));
+            }
+        }
+        Ok(())
+    }
+
+    proptest::proptest! {
+        /// Selections that take part of `outer` bags of many chunks, as the adaptive REF's do
+        /// (|VB| set between 1 and 13 and the window resized at run time): every state passes
+        /// `check()` (each chunk's bound at most its members' latest accesses, after the bounds
+        /// the selections leave), and a selection takes the fullest, then oldest blocks.
+        #[test]
+        fn partial_bag_selections_keep_their_bounds(
+            ops in proptest::collection::vec((0u64..400, 0u64..4, proptest::bool::ANY, 0u8..60), 1..1500),
+        ) {
+            let cap = 300;
+            let mut core = RefCore::with_vb_cap(cap, 0.5, 3, 13, 4, None);
+            let r = run_selections(&mut core, cap, 4, ops);
+            proptest::prop_assert!(r.is_ok(), "{}", r.unwrap_err());
+        }
+    }
+
+    /// Selections from an `outer` bag of more chunks than a selection reads the bounds of first
+    /// (`SCAN_CHUNKS`): 3,000 two-page blocks, each with its first page in the window and its
+    /// second outside, their latest accesses reordered by hits; repeated selections of 1 to 13
+    /// blocks (each releasing the last VB into the bag again) against a sort of every block.
+    #[test]
+    fn selections_from_bags_beyond_the_first_chunks() {
+        let n = 3000u32;
+        let mut core = RefCore::with_vb_cap(2 * n as usize, 0.5, 3, 13, 2, None);
+        let mut t = 0;
+        for off in 0..2 {
+            for b in 0..n {
+                core.on_insert(
+                    off * n + b,
+                    &Access::new(u64::from(b) * 2 + u64::from(off), crate::AccessKind::Read, t),
+                );
+                t += 1;
+            }
+        }
+        for i in 0..2 * n {
+            let b = (i * 7919) % n;
+            if !b.is_multiple_of(3) {
+                core.on_hit(n + b, &Access::new(u64::from(b) * 2 + 1, crate::AccessKind::Read, t));
+                t += 1;
+            }
+        }
+        core.check().unwrap();
+        assert_eq!(core.outer[1].len, n);
+        assert!(n as usize > RefCore::SCAN_CHUNKS * CHUNK);
+        for vb in [13, 1, 5, 8, 13, 2, 13, 13, 4] {
+            core.set_vb(vb);
+            let want = want_vb(&core, vb);
+            core.select_vb(None);
+            assert_eq!(core.victim_blocks(), want, "|VB| = {vb}");
+            core.check().unwrap();
+        }
     }
 }
