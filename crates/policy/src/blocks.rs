@@ -347,6 +347,16 @@ impl PageDirectory {
         prefetch(&self.dense, page as usize);
     }
 
+    /// The direct-mapped slots (for a policy's sweep of entries it lets go stale).
+    pub(crate) fn dense_slots_mut(&mut self) -> &mut [u32] {
+        &mut self.dense
+    }
+
+    /// The direct-mapped slots (for invariant checks).
+    pub(crate) fn dense_slots(&self) -> &[u32] {
+        &self.dense
+    }
+
     /// Entries other than `empty` (for invariant checks; O(directory)).
     pub(crate) fn entries(&self) -> usize {
         let e = self.empty;

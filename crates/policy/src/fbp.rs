@@ -65,7 +65,7 @@
 //! second chance's walk (amortised O(1): each mark is spent once), and `ppb` page-table lookups
 //! for a dirty eviction on a flash FTL.
 
-use crate::blocks::{Ends, Link, PageDirectory, link_front, prefetch, unlink, walk};
+use crate::blocks::{DENSE_PAGES, Ends, Link, PageDirectory, link_front, prefetch, unlink, walk};
 use crate::params::{DeviceParams, DeviceProfile, FtlClass, ParamDoc, PolicyParams, auto};
 use crate::replacer::{Access, BlockPad, EvictError, Evictions, FrameId, NIL, Pins, Replacer};
 
@@ -143,18 +143,32 @@ pub fn write_cost_us(d: &DeviceProfile) -> f64 {
     }
 }
 
-/// The ghost directory of both ghost FIFOs: page → (FIFO, ring index).
+/// The ghost directory of both ghost FIFOs: page → (FIFO, sequence number of its push).
 ///
-/// Each FIFO is a ring of pages in eviction order with one live bit per position; forgetting a
-/// page on a ghost hit clears its live bit and its directory slot (two stores, no list to
-/// relink), and the oldest live page is found by advancing the ring's tail over cleared
-/// positions. The directory is an array indexed by page below [`DENSE_PAGES`] (grown as pages
-/// are met, as ARC's) and a hash map above it, reserved so that it never reallocates. A slot
-/// holds `0` for none, else the ring index plus one, with [`DIRTY_GHOST`] for the dirty FIFO.
+/// Each FIFO is a ring of pages in push order with one live bit per position; forgetting a page
+/// on a ghost hit clears its live bit and its directory slot (two stores, no list to relink),
+/// and the oldest live page is found by advancing the ring's tail over cleared positions. The
+/// directory is an array indexed by page below [`DENSE_PAGES`] (grown as pages are met, as
+/// ARC's) and a hash map above it, reserved so that it never reallocates. A slot holds `0` for
+/// none, else the push's sequence number modulo [`Ghosts::modulus`] plus one, with
+/// [`DIRTY_GHOST`] for the dirty FIFO; the ring index is that number's low bits.
+///
+/// A direct-mapped page that falls off the old end of its FIFO keeps its slot (a random line
+/// not written per eviction): the slot goes *stale*, and a lookup tells it from a live one by
+/// its sequence number, which then lies before the ring's tail. The number is kept modulo `M`,
+/// so the distance back from the head, `(head − s) mod M`, is exact while every slot of the ring
+/// is less than `M` pushes old: a stale slot is at most `slots` positions before the tail when
+/// it goes stale, and each ring sweeps its stale slots from the array every `M − slots − 1`
+/// pushes (O(directory), amortised far below one operation per push). Hashed pages are
+/// forgotten eagerly, as before, so the map never holds more than it reserved.
 #[derive(Clone, Debug)]
 struct Ghosts {
     /// Pages each FIFO remembers at most (the buffer's capacity).
     cap: usize,
+    /// `M`: a power of two, at least twice the ring's positions.
+    modulus: u64,
+    /// Pushes into one ring between two sweeps of its stale slots: `M − slots − 1`.
+    sweep_every: u64,
     rings: [Ring; 2],
     dir: PageDirectory,
 }
@@ -171,11 +185,13 @@ struct Ring {
     head: u64,
     tail: u64,
     len: usize,
+    /// Pushes since this ring's stale directory slots were last swept.
+    pushes: u64,
 }
 
 impl Ring {
     fn new(slots: usize) -> Self {
-        Ring { page: vec![0; slots], live: vec![0; slots.div_ceil(64)], head: 0, tail: 0, len: 0 }
+        Ring { page: vec![0; slots], live: vec![0; slots.div_ceil(64)], head: 0, tail: 0, len: 0, pushes: 0 }
     }
 
     #[inline(always)]
@@ -201,11 +217,24 @@ impl Ring {
 
 impl Ghosts {
     fn new(cap: usize) -> Self {
+        Self::with_modulus(cap, 1 << 30)
+    }
+
+    /// Ghosts whose directory keeps sequence numbers modulo `modulus` (small in tests, so that
+    /// numbers wrap and sweeps run).
+    fn with_modulus(cap: usize, modulus: u64) -> Self {
         // At least twice the live pages: a ring fills up with forgotten positions only after as
         // many pushes as it holds live pages, so compaction is amortised O(1) per push.
         let slots = (2 * cap).max(2).next_power_of_two();
-        assert!(slots <= 1 << 30, "too many frames for FBP's ghosts");
-        Ghosts { cap, rings: [Ring::new(slots), Ring::new(slots)], dir: PageDirectory::new(0, 4 * cap + 2) }
+        assert!(slots <= 1 << 29, "too many frames for FBP's ghosts");
+        assert!(modulus.is_power_of_two() && modulus >= 2 * slots as u64 && modulus <= 1 << 30);
+        Ghosts {
+            cap,
+            modulus,
+            sweep_every: modulus - slots as u64 - 1,
+            rings: [Ring::new(slots), Ring::new(slots)],
+            dir: PageDirectory::new(0, 4 * cap + 2),
+        }
     }
 
     #[inline(always)]
@@ -213,9 +242,27 @@ impl Ghosts {
         self.rings[list as usize].len
     }
 
+    /// The directory slot of a push into `list`'s ring at sequence number `seq`.
+    #[inline(always)]
+    fn code(&self, list: u8, seq: u64) -> u32 {
+        let tag = if list == DIRTY { DIRTY_GHOST } else { 0 };
+        tag | ((seq & (self.modulus - 1)) as u32 + 1)
+    }
+
+    /// The FIFO and ring index a nonzero directory slot `s` names, if it is live (not stale).
+    #[inline(always)]
+    fn decode(&self, s: u32) -> Option<(u8, usize)> {
+        let list = if s & DIRTY_GHOST != 0 { DIRTY } else { CLEAN };
+        let ring = &self.rings[list as usize];
+        let n = u64::from((s & !DIRTY_GHOST) - 1);
+        let back = ring.head.wrapping_sub(n) & (self.modulus - 1);
+        (back.wrapping_sub(1) < ring.head - ring.tail).then_some((list, (n & ring.mask()) as usize))
+    }
+
     /// Whether either FIFO remembers `page`.
     fn contains(&self, page: u64) -> bool {
-        self.dir.get(page) != 0
+        let s = self.dir.get(page);
+        s != 0 && self.decode(s).is_some()
     }
 
     /// Forgets `page`; the FIFO that remembered it, if any.
@@ -225,9 +272,9 @@ impl Ghosts {
         if s == 0 {
             return None;
         }
-        let list = if s & DIRTY_GHOST != 0 { DIRTY } else { CLEAN };
+        let (list, i) = self.decode(s)?;
         let ring = &mut self.rings[list as usize];
-        ring.clear_live(((s & !DIRTY_GHOST) - 1) as usize);
+        ring.clear_live(i);
         ring.len -= 1;
         self.dir.clear(page);
         Some(list)
@@ -251,7 +298,10 @@ impl Ghosts {
                     ring.clear_live(i);
                     ring.len -= 1;
                     let old = ring.page[i];
-                    self.dir.clear(old);
+                    // A direct-mapped slot goes stale in place (see the type's docs).
+                    if old >= DENSE_PAGES {
+                        self.dir.clear(old);
+                    }
                     break;
                 }
             }
@@ -259,14 +309,36 @@ impl Ghosts {
         if self.rings[l].head - self.rings[l].tail == self.rings[l].page.len() as u64 {
             self.compact(list);
         }
+        if self.rings[l].pushes == self.sweep_every {
+            self.sweep(list);
+        }
         let ring = &mut self.rings[l];
-        let i = (ring.head & ring.mask()) as usize;
+        let seq = ring.head;
+        let i = (seq & ring.mask()) as usize;
         ring.head += 1;
         ring.len += 1;
+        ring.pushes += 1;
         ring.page[i] = page;
         ring.set_live(i);
+        let code = self.code(list, seq);
+        self.dir.set(page, code);
+    }
+
+    /// Clears `list`'s stale direct-mapped slots, so that every slot of the ring is again less
+    /// than `M` pushes old until the next sweep.
+    #[cold]
+    fn sweep(&mut self, list: u8) {
+        self.rings[list as usize].pushes = 0;
         let tag = if list == DIRTY { DIRTY_GHOST } else { 0 };
-        self.dir.set(page, tag | (i as u32 + 1));
+        let (head, tail, m) = (self.rings[list as usize].head, self.rings[list as usize].tail, self.modulus);
+        for s in self.dir.dense_slots_mut() {
+            if *s != 0 && *s & DIRTY_GHOST == tag {
+                let n = u64::from((*s & !DIRTY_GHOST) - 1);
+                if (head.wrapping_sub(n) & (m - 1)).wrapping_sub(1) >= head - tail {
+                    *s = 0;
+                }
+            }
+        }
     }
 
     /// Moves `list`'s live pages together at its tail, in order (its ring is full of live and
@@ -274,7 +346,6 @@ impl Ghosts {
     #[cold]
     fn compact(&mut self, list: u8) {
         let l = list as usize;
-        let tag = if list == DIRTY { DIRTY_GHOST } else { 0 };
         let mask = self.rings[l].mask();
         let (tail, head) = (self.rings[l].tail, self.rings[l].head);
         let mut w = tail;
@@ -284,6 +355,7 @@ impl Ghosts {
                 continue;
             }
             let wi = (w & mask) as usize;
+            let seq = w;
             w += 1;
             if wi == ri {
                 continue;
@@ -293,7 +365,8 @@ impl Ghosts {
             ring.clear_live(ri);
             ring.page[wi] = page;
             ring.set_live(wi);
-            self.dir.set(page, tag | (wi as u32 + 1));
+            let code = self.code(list, seq);
+            self.dir.set(page, code);
         }
         self.rings[l].head = w;
     }
@@ -302,22 +375,26 @@ impl Ghosts {
         let mut total = 0usize;
         for list in [CLEAN, DIRTY] {
             let ring = &self.rings[list as usize];
-            let tag = if list == DIRTY { DIRTY_GHOST } else { 0 };
             if ring.len > self.cap || ring.head < ring.tail || ring.head - ring.tail > ring.page.len() as u64 {
                 return Err(format!("fbp ghosts {list}: {} live, span {}..{}", ring.len, ring.tail, ring.head));
+            }
+            if ring.pushes > self.sweep_every {
+                return Err(format!("fbp ghosts {list}: {} pushes since the last sweep", ring.pushes));
             }
             let (mask, span) = (ring.mask(), ring.head - ring.tail);
             let mut live = 0;
             for i in 0..ring.page.len() {
-                let seq_in = span == mask + 1 || (i as u64).wrapping_sub(ring.tail) & mask < span;
+                let off = (i as u64).wrapping_sub(ring.tail) & mask;
+                let seq_in = span == mask + 1 || off < span;
                 if ring.is_live(i) {
                     if !seq_in {
                         return Err(format!("fbp ghosts {list}: live position {i} outside the ring"));
                     }
                     let p = ring.page[i];
-                    if self.dir.get(p) != tag | (i as u32 + 1) {
+                    let want = self.code(list, ring.tail + off);
+                    if self.dir.get(p) != want {
                         return Err(format!(
-                            "fbp ghosts {list}: page {p} at {i} has directory slot {}",
+                            "fbp ghosts {list}: page {p} at {i} has directory slot {}, not {want}",
                             self.dir.get(p)
                         ));
                     }
@@ -329,7 +406,23 @@ impl Ghosts {
             }
             total += live;
         }
-        let mapped = self.dir.entries();
+        // Every slot that decodes as live names a live position holding its page (so a stale
+        // slot can never pass for a ghost); hashed slots are never stale.
+        let dense = self.dir.dense_slots();
+        let mut mapped = 0usize;
+        for (p, &s) in dense.iter().enumerate() {
+            if s == 0 {
+                continue;
+            }
+            if let Some((list, i)) = self.decode(s) {
+                let ring = &self.rings[list as usize];
+                if !ring.is_live(i) || ring.page[i] != p as u64 {
+                    return Err(format!("fbp ghosts: page {p}'s slot {s} names position {i} of {list}"));
+                }
+                mapped += 1;
+            }
+        }
+        mapped += self.dir.entries() - dense.iter().filter(|&&s| s != 0).count();
         if mapped != total {
             return Err(format!("fbp ghosts: {mapped} pages in the directory, {total} live"));
         }
@@ -531,8 +624,9 @@ impl Fbp {
 
     /// Brings into cache what the next eviction will most likely read first: the LRU end of the
     /// list it starts from (its link record, mark and page, a chain of dependent loads when
-    /// missed) and the directory slot of the oldest page of that list's ghost FIFO. A few
-    /// requests pass before the next miss, time enough for the lines to arrive.
+    /// missed). A few requests pass before the next miss, time enough for the lines to arrive.
+    /// (The oldest ghost's directory slot is not written when it falls off its FIFO: see
+    /// [`Ghosts`].)
     #[inline(always)]
     fn prefetch_next_victim(&self) {
         let list = self.victim_list();
@@ -540,8 +634,6 @@ impl Fbp {
         prefetch(&self.link, t);
         prefetch(&self.meta, t);
         prefetch(&self.page, t);
-        let ring = &self.ghosts.rings[list as usize];
-        self.ghosts.dir.prefetch(ring.page[(ring.tail & ring.mask()) as usize]);
     }
 }
 
@@ -931,16 +1023,20 @@ mod tests {
 
     proptest::proptest! {
         /// The ghost rings behave as two bounded FIFOs (`VecDeque`s) with removal anywhere,
-        /// through compactions, for dense and hashed (sparse) page numbers alike.
+        /// through compactions, for dense and hashed (sparse) page numbers alike; with the
+        /// smallest modulus too, where sequence numbers wrap every few dozen pushes and stale
+        /// slots are swept as often (without the sweeps, a stale slot passes for a ghost).
         #[test]
         fn ghosts_are_two_bounded_fifos(
             cap in 0usize..12,
             sparse in proptest::bool::ANY,
+            small in proptest::bool::ANY,
             ops in proptest::collection::vec((0u64..40, 0u8..3), 1..600),
         ) {
             use std::collections::VecDeque;
             let base = if sparse { crate::blocks::DENSE_PAGES + (1 << 40) } else { 0 };
-            let mut g = Ghosts::new(cap);
+            let slots = (2 * cap).max(2).next_power_of_two() as u64;
+            let mut g = if small { Ghosts::with_modulus(cap, 2 * slots) } else { Ghosts::new(cap) };
             let mut model: [VecDeque<u64>; 2] = [VecDeque::new(), VecDeque::new()];
             for (page, op) in ops {
                 let page = base + page;
