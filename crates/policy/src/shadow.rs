@@ -549,6 +549,14 @@ pub struct Shadow {
     pub misses: u64,
 }
 
+/// A shadow's frames (at least one), the device's pages per block and the flash blocks of its
+/// space ([`space_blocks`]): what [`Shadow::new`] and [`Shadow::in_table`] both derive.
+fn geometry(frames: usize, d: &DeviceProfile, space: Option<u64>) -> (usize, u64, u64) {
+    let frames = frames.max(1);
+    let ppb = u64::from(d.pages_per_block.max(1));
+    (frames, ppb, space_blocks(space, frames, ppb))
+}
+
 impl Shadow {
     /// A shadow of `kind` with `frames` frames over a device of the class and chip of `d`
     /// (`log_blocks` log blocks on log-block FTLs) holding `space_blocks` flash blocks (`None`:
@@ -562,11 +570,9 @@ impl Shadow {
         fbp: &FbpConfig,
         space_blocks: Option<u64>,
     ) -> Self {
-        let frames = frames.max(1);
-        let ppb = u64::from(d.pages_per_block.max(1));
-        let pages = self::space_blocks(space_blocks, frames, ppb).saturating_mul(ppb);
+        let (mini, ppb, blocks) = geometry(frames, d, space_blocks);
         Shadow {
-            own: ShadowTable::new(pages, frames),
+            own: ShadowTable::new(blocks.saturating_mul(ppb), mini),
             ..Self::in_table(kind, frames, d, log_blocks, fbp, space_blocks, 0)
         }
     }
@@ -584,9 +590,7 @@ impl Shadow {
         col: usize,
     ) -> Self {
         assert!(col < COLUMNS);
-        let frames = frames.max(1);
-        let ppb = u64::from(d.pages_per_block.max(1));
-        let space_blocks = self::space_blocks(space_blocks, frames, ppb);
+        let (frames, ppb, space_blocks) = geometry(frames, d, space_blocks);
         let kind_ = device_kind(d.ftl);
         let cfg =
             DeviceConfig { kind: kind_, log_blocks: log_blocks.max(min_log_blocks(kind_)), ..DeviceConfig::default() };
