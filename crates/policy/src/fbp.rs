@@ -194,6 +194,14 @@ impl Ring {
         Ring { page: vec![0; slots], live: vec![0; slots.div_ceil(64)], head: 0, tail: 0, len: 0, pushes: 0 }
     }
 
+    /// Whether the push with sequence number `n` (modulo `modulus`, see [`Ghosts`]) lies between
+    /// this ring's tail and head, i.e. a directory slot naming it is not stale.
+    #[inline(always)]
+    fn holds(&self, n: u64, modulus: u64) -> bool {
+        let back = self.head.wrapping_sub(n) & (modulus - 1);
+        back.wrapping_sub(1) < self.head - self.tail
+    }
+
     #[inline(always)]
     fn mask(&self) -> u64 {
         self.page.len() as u64 - 1
@@ -255,8 +263,7 @@ impl Ghosts {
         let list = if s & DIRTY_GHOST != 0 { DIRTY } else { CLEAN };
         let ring = &self.rings[list as usize];
         let n = u64::from((s & !DIRTY_GHOST) - 1);
-        let back = ring.head.wrapping_sub(n) & (self.modulus - 1);
-        (back.wrapping_sub(1) < ring.head - ring.tail).then_some((list, (n & ring.mask()) as usize))
+        ring.holds(n, self.modulus).then_some((list, (n & ring.mask()) as usize))
     }
 
     /// Whether either FIFO remembers `page`.
@@ -330,13 +337,10 @@ impl Ghosts {
     fn sweep(&mut self, list: u8) {
         self.rings[list as usize].pushes = 0;
         let tag = if list == DIRTY { DIRTY_GHOST } else { 0 };
-        let (head, tail, m) = (self.rings[list as usize].head, self.rings[list as usize].tail, self.modulus);
+        let (ring, m) = (&self.rings[list as usize], self.modulus);
         for s in self.dir.dense_slots_mut() {
-            if *s != 0 && *s & DIRTY_GHOST == tag {
-                let n = u64::from((*s & !DIRTY_GHOST) - 1);
-                if (head.wrapping_sub(n) & (m - 1)).wrapping_sub(1) >= head - tail {
-                    *s = 0;
-                }
+            if *s != 0 && *s & DIRTY_GHOST == tag && !ring.holds(u64::from((*s & !DIRTY_GHOST) - 1), m) {
+                *s = 0;
             }
         }
     }
