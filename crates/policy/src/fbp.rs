@@ -626,18 +626,30 @@ impl Fbp {
         if c > 0 && (c as f64 > self.tau || d == 0) { CLEAN } else { DIRTY }
     }
 
-    /// Brings into cache what the next eviction will most likely read first: the LRU end of the
-    /// list it starts from (its link record, mark and page, a chain of dependent loads when
-    /// missed). A few requests pass before the next miss, time enough for the lines to arrive.
-    /// (The oldest ghost's directory slot is not written when it falls off its FIFO: see
-    /// [`Ghosts`].)
+    /// Brings into cache what the next eviction will most likely read and write, once per
+    /// eviction, two frames deep along the LRU end of the list it starts from: for the tail `t`
+    /// (the likely victim) its mark and link record, and the ghost directory slot of its page,
+    /// which the eviction writes; for `t`'s neighbour `t2` (the victim after `t`, or the one a
+    /// second chance reaches next) its record, mark and page. The page of `t` is read here to
+    /// address its directory slot: the previous eviction prefetched it (as that eviction's
+    /// `t2`), so the read rarely waits, where reading it a request after its own prefetch
+    /// stalled (in [`Replacer::likely_victim`], on every miss). `t`'s link record is in cache:
+    /// the eviction just wrote it when it unlinked `t`'s old neighbour. (The oldest ghost's
+    /// directory slot is not written when it falls off its FIFO: see [`Ghosts`].)
     #[inline(always)]
     fn prefetch_next_victim(&self) {
         let list = self.victim_list();
-        let t = self.ends[list as usize].tail as usize;
-        prefetch(&self.link, t);
+        let t = self.ends[list as usize].tail;
+        if t == NIL {
+            return;
+        }
+        let t = t as usize;
         prefetch(&self.meta, t);
-        prefetch(&self.page, t);
+        self.ghosts.dir.prefetch(self.page[t]);
+        let t2 = self.link[t].links[0] as usize;
+        prefetch(&self.link, t2);
+        prefetch(&self.meta, t2);
+        prefetch(&self.page, t2);
     }
 }
 
@@ -697,18 +709,12 @@ impl Replacer for Fbp {
     }
 
     /// The LRU end of the list the next eviction starts from (a second chance may pass it over).
-    /// Its record and page were prefetched at the last eviction; now that they are in cache,
-    /// what evicting it writes is prefetched too: its neighbour's link record and the
-    /// directory slot of its page.
+    /// What evicting it reads and writes was prefetched at the last eviction
+    /// ([`Fbp::prefetch_next_victim`]): nothing is read here but the lists' ends.
     #[inline(always)]
     fn likely_victim(&self) -> Option<FrameId> {
         let t = self.ends[self.victim_list() as usize].tail;
-        if t == NIL {
-            return None;
-        }
-        prefetch(&self.link, self.link[t as usize].links[0] as usize);
-        self.ghosts.dir.prefetch(self.page[t as usize]);
-        Some(t)
+        (t != NIL).then_some(t)
     }
 
     #[inline]
