@@ -64,9 +64,16 @@
 //! Cost: O(1) per request (list moves, a mark, one or two ghost lookups on a miss) plus the
 //! second chance's walk (amortised O(1): each mark is spent once), and `ppb` page-table lookups
 //! for a dirty eviction on a flash FTL.
+//!
+//! Indexing: the frames' link records and marks are [`Recs`], indexed without bounds checks
+//! under `crate::recs`' contract: a frame number the host passes in is checked once where it
+//! comes in (`on_hit`, `on_insert`, `remove`, `is_dirty`; a frame from the host's page table
+//! by [`Fbp::holds`]), every other index is a link or a list end this policy wrote (below the
+//! capacity, which never changes); `check_invariants` walks every link.
 
 use crate::blocks::{DENSE_PAGES, Ends, Link, PageDirectory, link_front, prefetch, unlink, walk};
 use crate::params::{DeviceParams, DeviceProfile, FtlClass, ParamDoc, PolicyParams, auto};
+use crate::recs::Recs;
 use crate::replacer::{Access, BlockPad, EvictError, Evictions, FrameId, NIL, Pins, Replacer};
 
 const CLEAN: u8 = 0;
@@ -449,10 +456,11 @@ const MARK: u8 = 0x80;
 /// access times only where dirty victims are clustered.
 #[derive(Clone, Debug)]
 pub struct Fbp {
-    /// Per frame: its links in the clean or the dirty list.
-    link: Vec<Link>,
-    /// Per frame: its list (`CLEAN`, `DIRTY` or `NO_LIST`), with `MARK`.
-    meta: Vec<u8>,
+    /// Per frame: its links in the clean or the dirty list (unchecked: see the module's
+    /// indexing contract).
+    link: Recs<Link>,
+    /// Per frame: its list (`CLEAN`, `DIRTY` or `NO_LIST`), with `MARK` (unchecked, as `link`).
+    meta: Recs<u8>,
     ends: [Ends; 2],
     /// Page of each frame.
     page: Vec<u64>,
@@ -498,7 +506,7 @@ impl Fbp {
     fn unlink(&mut self, f: FrameId) {
         let list = self.list_of(f);
         if list != NO_LIST {
-            unlink::<0, _, _>(&mut self.link, &mut self.ends[list as usize], f);
+            unlink::<0, _, _>(&mut self.link, &mut self.ends[(list & DIRTY) as usize], f);
             let m = &mut self.meta[f as usize];
             *m = (*m & MARK) | NO_LIST;
         }
@@ -507,7 +515,7 @@ impl Fbp {
     /// Puts frame `f` (in no list) at the MRU end of `list`.
     #[inline(always)]
     fn push_front(&mut self, list: u8, f: FrameId) {
-        link_front::<0, _, _>(&mut self.link, &mut self.ends[list as usize], f);
+        link_front::<0, _, _>(&mut self.link, &mut self.ends[(list & DIRTY) as usize], f);
         let m = &mut self.meta[f as usize];
         *m = (*m & MARK) | list;
     }
@@ -626,18 +634,30 @@ impl Fbp {
         if c > 0 && (c as f64 > self.tau || d == 0) { CLEAN } else { DIRTY }
     }
 
-    /// Brings into cache what the next eviction will most likely read first: the LRU end of the
-    /// list it starts from (its link record, mark and page, a chain of dependent loads when
-    /// missed). A few requests pass before the next miss, time enough for the lines to arrive.
-    /// (The oldest ghost's directory slot is not written when it falls off its FIFO: see
-    /// [`Ghosts`].)
+    /// Brings into cache what the next eviction will most likely read and write, once per
+    /// eviction, two frames deep along the LRU end of the list it starts from: for the tail `t`
+    /// (the likely victim) its mark and link record, and the ghost directory slot of its page,
+    /// which the eviction writes; for `t`'s neighbour `t2` (the victim after `t`, or the one a
+    /// second chance reaches next) its record, mark and page. The page of `t` is read here to
+    /// address its directory slot: the previous eviction prefetched it (as that eviction's
+    /// `t2`), so the read rarely waits, where reading it a request after its own prefetch
+    /// stalled (in [`Replacer::likely_victim`], on every miss). `t`'s link record is in cache:
+    /// the eviction just wrote it when it unlinked `t`'s old neighbour. (The oldest ghost's
+    /// directory slot is not written when it falls off its FIFO: see [`Ghosts`].)
     #[inline(always)]
     fn prefetch_next_victim(&self) {
         let list = self.victim_list();
-        let t = self.ends[list as usize].tail as usize;
-        prefetch(&self.link, t);
-        prefetch(&self.meta, t);
-        prefetch(&self.page, t);
+        let t = self.ends[list as usize].tail;
+        if t == NIL {
+            return;
+        }
+        let t = t as usize;
+        prefetch(self.meta.as_slice(), t);
+        self.ghosts.dir.prefetch(self.page[t]);
+        let t2 = self.link[t].links[0] as usize;
+        prefetch(self.link.as_slice(), t2);
+        prefetch(self.meta.as_slice(), t2);
+        prefetch(&self.page, t2);
     }
 }
 
@@ -652,8 +672,8 @@ impl Replacer for Fbp {
             config.pad.unwrap_or(matches!(d.ftl, FtlClass::LogBlock | FtlClass::SharedLog | FtlClass::BlockMapped));
         Fbp {
             pad,
-            link: vec![Link::FREE; capacity],
-            meta: vec![NO_LIST; capacity],
+            link: Recs(vec![Link::FREE; capacity]),
+            meta: Recs(vec![NO_LIST; capacity]),
             ends: [Ends::EMPTY; 2],
             page: vec![0; capacity],
             last: vec![0; if cluster.is_some() { capacity } else { 0 }],
@@ -666,19 +686,22 @@ impl Replacer for Fbp {
         }
     }
 
-    #[inline]
+    /// Inlined into the host's loop: the frame is checked once, then its mark, list and links
+    /// (and its neighbours', numbers this policy wrote) are indexed without checks.
+    #[inline(always)]
     fn on_hit(&mut self, frame: FrameId, access: &Access) {
-        if self.cluster.is_some() {
-            self.last[frame as usize] = access.time;
-        }
         let f = frame as usize;
-        let from = self.meta[f] & LIST;
-        // A read hit on a frame in no list (never, under the contract) puts it in the clean list.
-        let to = if access.kind.is_write() || from == DIRTY { DIRTY } else { CLEAN };
+        let from = *self.meta.checked(f) & LIST;
+        if self.cluster.is_some() {
+            self.last[f] = access.time;
+        }
+        // A write hit, or any hit in the dirty list, goes to the dirty list; a read hit on a
+        // frame in no list (never, under the contract) to the clean list.
+        let to = (from & DIRTY) | u8::from(access.kind.is_write());
         self.meta[f] = to | MARK;
         if self.ends[to as usize].head != frame {
             if from != NO_LIST {
-                unlink::<0, _, _>(&mut self.link, &mut self.ends[from as usize], frame);
+                unlink::<0, _, _>(&mut self.link, &mut self.ends[(from & DIRTY) as usize], frame);
             }
             link_front::<0, _, _>(&mut self.link, &mut self.ends[to as usize], frame);
         }
@@ -692,23 +715,17 @@ impl Replacer for Fbp {
 
     #[inline(always)]
     fn prefetch_frame(&self, frame: FrameId) {
-        prefetch(&self.link, frame as usize);
-        prefetch(&self.meta, frame as usize);
+        prefetch(self.link.as_slice(), frame as usize);
+        prefetch(self.meta.as_slice(), frame as usize);
     }
 
     /// The LRU end of the list the next eviction starts from (a second chance may pass it over).
-    /// Its record and page were prefetched at the last eviction; now that they are in cache,
-    /// what evicting it writes is prefetched too: its neighbour's link record and the
-    /// directory slot of its page.
+    /// What evicting it reads and writes was prefetched at the last eviction
+    /// ([`Fbp::prefetch_next_victim`]): nothing is read here but the lists' ends.
     #[inline(always)]
     fn likely_victim(&self) -> Option<FrameId> {
         let t = self.ends[self.victim_list() as usize].tail;
-        if t == NIL {
-            return None;
-        }
-        prefetch(&self.link, self.link[t as usize].links[0] as usize);
-        self.ghosts.dir.prefetch(self.page[t as usize]);
-        Some(t)
+        (t != NIL).then_some(t)
     }
 
     #[inline]
@@ -720,7 +737,7 @@ impl Replacer for Fbp {
         if self.cluster.is_some() {
             self.last[frame as usize] = access.time;
         }
-        self.meta[frame as usize] &= !MARK;
+        *self.meta.checked_mut(frame as usize) &= !MARK;
         self.unlink(frame);
         self.push_front(if access.kind.is_write() { DIRTY } else { CLEAN }, frame);
     }
@@ -758,6 +775,7 @@ impl Replacer for Fbp {
     }
 
     fn remove(&mut self, frame: FrameId) {
+        let _ = self.meta.checked(frame as usize);
         self.unlink(frame);
     }
 
@@ -766,13 +784,13 @@ impl Replacer for Fbp {
     }
 
     fn is_dirty(&self, frame: FrameId) -> Option<bool> {
-        Some(self.list_of(frame) == DIRTY)
+        Some(*self.meta.checked(frame as usize) & LIST == DIRTY)
     }
 
     fn check_invariants(&self) -> Result<(), String> {
         let mut seen = vec![NO_LIST; self.link.len()];
         for list in [CLEAN, DIRTY] {
-            for f in walk::<0, _>(&self.link, &self.ends[list as usize]).map_err(|e| format!("fbp: {e}"))? {
+            for f in walk::<0, _>(self.link.as_slice(), &self.ends[list as usize]).map_err(|e| format!("fbp: {e}"))? {
                 if seen[f as usize] != NO_LIST {
                     return Err(format!("fbp: frame {f} is in both lists"));
                 }
