@@ -501,6 +501,13 @@ impl Fbp {
         self.meta[f as usize] & LIST
     }
 
+    /// [`Self::list_of`] for a frame number the host passed in: checked against the frames
+    /// (the module's indexing contract), so that the unchecked reads after it stay in bounds.
+    #[inline(always)]
+    fn host_list_of(&self, frame: FrameId) -> u8 {
+        *self.meta.checked(frame as usize) & LIST
+    }
+
     /// Unlinks frame `f` from its list, if any (its mark stays).
     #[inline(always)]
     fn unlink(&mut self, f: FrameId) {
@@ -691,7 +698,7 @@ impl Replacer for Fbp {
     #[inline(always)]
     fn on_hit(&mut self, frame: FrameId, access: &Access) {
         let f = frame as usize;
-        let from = *self.meta.checked(f) & LIST;
+        let from = self.host_list_of(frame);
         if self.cluster.is_some() {
             self.last[f] = access.time;
         }
@@ -775,8 +782,9 @@ impl Replacer for Fbp {
     }
 
     fn remove(&mut self, frame: FrameId) {
-        let _ = self.meta.checked(frame as usize);
-        self.unlink(frame);
+        if self.host_list_of(frame) != NO_LIST {
+            self.unlink(frame);
+        }
     }
 
     fn len(&self) -> usize {
@@ -784,7 +792,7 @@ impl Replacer for Fbp {
     }
 
     fn is_dirty(&self, frame: FrameId) -> Option<bool> {
-        Some(*self.meta.checked(frame as usize) & LIST == DIRTY)
+        Some(self.host_list_of(frame) == DIRTY)
     }
 
     fn check_invariants(&self) -> Result<(), String> {
