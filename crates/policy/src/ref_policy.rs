@@ -97,9 +97,14 @@
 //! from the front and stops at once; only an external removal can make it walk further). A hit
 //! outside the window just stores the block's latest access: no list depends on it. Victim
 //! blocks are in no list; VB is selected anew only when none of them has a page left in the
-//! window. A selection goes down from the highest count, taking `inner` blocks from the oldest
-//! end, then `outer` blocks: all of them when they fit, else the oldest, found in one pass over
-//! that one bag keeping the |VB| oldest in a sorted array.
+//! window. VB itself is a small array holding, per victim block, its FIFO's back and that page's
+//! stamp (the block record's `bucket` holds its place there, as it is in no list), kept exact on
+//! every change of a back: an eviction picks the oldest back with conditional selects and no
+//! frame or block record read, as a comparison of random stamps mispredicts as a branch. (A
+//! host that pins a back sends the scan to a walk of the FIFOs.) A selection goes down from the
+//! highest count, taking `inner` blocks from the oldest end, then `outer` blocks: all of them
+//! when they fit, else the oldest, found in one pass over that one bag keeping the |VB| oldest
+//! in a sorted array.
 //!
 //! One record per frame (32 bytes) holds its LRU and FIFO links, its stamp, block slot, page
 //! offset and bits; one per block (32 bytes) its latest access, FIFO ends, list links, count and
@@ -121,6 +126,7 @@ use crate::blocks::{
 use crate::params::{ParamDoc, PolicyParams, fmt_float, parse_fraction, parse_int};
 use crate::recs::{Recs, hint_line, own};
 use crate::replacer::{Access, BlockPad, EvictError, Evictions, FrameId, NIL, NoPins, Pins, Replacer};
+use std::hint::select_unpredictable;
 
 /// Parameters of [`Ref`].
 #[derive(Clone, Debug, PartialEq)]
@@ -181,7 +187,8 @@ impl PolicyParams for RefConfig {
 // passed it in: [`RefCore::on_hit`], [`RefCore::on_insert`], [`RefCore::remove`], and the
 // page table's answers when BP-REF pads) and block slots from its [`BlockTable`] (each below
 // the table's capacity, the length of every per-slot array), and chunk numbers from its own
-// pool (at most one partly filled chunk per bag: the pool never runs out). The eviction path
+// pool (at most one partly filled chunk per bag: the pool never runs out); a victim block's
+// place in `vb` (its record's `bucket[0]`, indexed with a bounds check). The eviction path
 // indexed these arrays ~100 times per eviction; each check is a compare and a branch, and the
 // length it compares with must be reloaded after every store through `&mut self`. The
 // invariants are what [`RefCore::check`] verifies after every step of the tests, which run
@@ -322,6 +329,7 @@ struct Hot<'a> {
     meta: &'a mut [ChunkMeta],
     free_chunk: &'a mut u32,
     max_count: &'a mut u32,
+    vb: &'a mut [VbTail],
 }
 
 /// Borrows the core's hot fields apart (a macro, so that the other fields stay free for the
@@ -337,6 +345,7 @@ macro_rules! hot {
             meta: &mut $core.meta.0,
             free_chunk: &mut $core.free_chunk,
             max_count: &mut $core.max_count,
+            vb: &mut $core.vb,
         }
     };
 }
@@ -462,10 +471,15 @@ impl Hot<'_> {
         let fe = own(self.fr, e);
         fe.in_win = true;
         fe.links[WIN] = [NIL, h];
+        let stamp_e = fe.stamp;
         if h != NIL {
             own(self.fr, h).links[WIN][0] = e;
         }
         if in_vb {
+            // Entering an empty FIFO, `e` is also its back: the victim block's entry follows.
+            if h == NIL {
+                self.vb[bucket[0] as usize] = VbTail { stamp: stamp_e, frame: e, slot: s };
+            }
             return;
         }
         if c > 0 {
@@ -492,13 +506,20 @@ impl Hot<'_> {
             b.win.tail = p;
         }
         b.win.len = c - 1;
+        let mut stamp_p = u64::MAX;
         if p != NIL {
-            own(self.fr, p).links[WIN][1] = q;
+            let rp = own(self.fr, p);
+            rp.links[WIN][1] = q;
+            stamp_p = rp.stamp;
         }
         if q != NIL {
             own(self.fr, q).links[WIN][0] = p;
         }
         if in_vb {
+            // `f` was the FIFO's back: its neighbour (or nothing) is now, in the block's entry.
+            if q == NIL {
+                self.vb[bucket[0] as usize] = VbTail { stamp: stamp_p, frame: p, slot: s };
+            }
             return;
         }
         if inner {
@@ -557,7 +578,7 @@ fn insert_inner(blk: &mut [Block], list: &mut Ends, s: u32, stamp: u64) {
 }
 
 /// What [`RefCore::scan_vb`] finds.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Scan {
     /// The LRU-most unpinned page of the victim page list, or NIL.
     best: FrameId,
@@ -567,8 +588,26 @@ struct Scan {
     tail: bool,
     /// The list (pinned pages included) holds a buffered page.
     any: bool,
+    /// Its block's place in VB (`RefCore::vb`).
+    idx: usize,
     /// The LRU-most unpinned page of the list among the other victim blocks, or NIL.
     second: FrameId,
+    /// Its stamp, or `u64::MAX` when NIL.
+    second_stamp: u64,
+}
+
+/// A victim block and the back of its in-window FIFO (the LRU-most page of the block inside the
+/// window, its candidate victim) with that page's stamp; NIL and `u64::MAX` when the block has
+/// no page in the window. Kept exact on every change of a victim block's FIFO back (an eviction,
+/// a window hit or a removal taking the back, a page entering an empty FIFO, a hit re-stamping
+/// the back while the window is everything), so that the victim scan and the next-victim hint
+/// read this small array instead of a block and a frame record per victim block, and take the
+/// minimum with conditional selects (the stamps are random: a branch on them mispredicts).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct VbTail {
+    stamp: u64,
+    frame: FrameId,
+    slot: u32,
 }
 
 /// The machinery shared by [`Ref`] and [`BpRef`].
@@ -604,7 +643,9 @@ pub(crate) struct RefCore {
     free_chunk: u32,
     /// No list above this count is non-empty (lowered lazily).
     max_count: u32,
-    vb: Vec<u32>,
+    /// The victim blocks, each with its FIFO's back ([`VbTail`]); a victim block is in no count
+    /// list, so its record's `bucket[0]` holds its place here.
+    vb: Vec<VbTail>,
     /// Scratch for a VB selection that takes part of an `outer` list: the oldest blocks found
     /// so far, by latest access (capacity |VB|, never grown).
     oldest: Vec<(u64, u32)>,
@@ -1010,6 +1051,7 @@ impl RefCore {
         self.unlist(s);
         link_front::<WIN, _, _>(&mut self.fr, &mut self.blk[s as usize].win, f);
         self.relist(s);
+        self.vb_sync(s);
     }
 
     /// `f` leaves the window: out of its block's in-window FIFO.
@@ -1020,6 +1062,19 @@ impl RefCore {
         self.unlist(s);
         unlink::<WIN, _, _>(&mut self.fr, &mut self.blk[s as usize].win, f);
         self.relist(s);
+        self.vb_sync(s);
+    }
+
+    /// Block `s`'s FIFO back (or, while the window is everything, that page's stamp) may have
+    /// changed: if it is a victim block, its entry in `vb` follows.
+    #[inline(always)]
+    fn vb_sync(&mut self, s: u32) {
+        let b = self.blk[s as usize];
+        if b.in_vb {
+            let t = b.win.tail;
+            let stamp = if t == NIL { u64::MAX } else { self.fr[t as usize].stamp };
+            self.vb[b.bucket[0] as usize] = VbTail { stamp, frame: t, slot: s };
+        }
     }
 
     /// Takes `f` out of the window (before it is unlinked from the LRU list); the page just
@@ -1166,6 +1221,8 @@ impl RefCore {
                 link_front::<WIN, _, _>(&mut self.fr, &mut b.win, frame);
             }
             self.relist(s);
+            // (The hit re-stamped `frame`, which may still be the back.)
+            self.vb_sync(s);
             self.boundary = frame;
         }
     }
@@ -1239,6 +1296,7 @@ impl RefCore {
         self.fr[frame as usize].in_win = true;
         link_front::<WIN, _, _>(&mut self.fr, &mut self.blk[s as usize].win, frame);
         self.relist(s);
+        self.vb_sync(s);
     }
 
     /// The slot of `block`, allocated (and its records reset) if it has none.
@@ -1292,24 +1350,60 @@ impl RefCore {
     /// block's FIFO (no pinned page skipped), and the runner-up: the LRU-most unpinned page of
     /// the list among the other victim blocks (NIL if none), the next victim when the best
     /// one's block has no other (a hint).
+    ///
+    /// From the FIFO backs in `vb` alone, the minimum and the runner-up taken with conditional
+    /// selects; when a back is pinned (never for a host that pins nothing: the test compiles
+    /// away), the walk of [`Self::scan_walk`].
     #[inline(always)]
     fn scan_vb<P: Pins + ?Sized>(&self, pins: &P) -> Scan {
-        let mut sc = Scan { best: NIL, slot: NIL, tail: false, any: false, second: NIL };
-        let (mut best_stamp, mut second_stamp) = (u64::MAX, u64::MAX);
+        let vb = &self.vb[..];
+        if vb.is_empty() {
+            return Scan { best: NIL, slot: NIL, idx: 0, tail: false, any: false, second: NIL, second_stamp: u64::MAX };
+        }
+        if vb.iter().any(|v| v.frame != NIL && pins.is_pinned(v.frame)) {
+            return self.scan_walk(pins);
+        }
+        let (mut bs, mut bi, mut ss, mut si) = (u64::MAX, 0usize, u64::MAX, 0usize);
+        for (i, v) in vb.iter().enumerate() {
+            let st = v.stamp;
+            let (lt, lt2) = (st < bs, st < ss);
+            // The runner-up: the old best when `st` beats it, else the lower of `st` and itself.
+            let (ns, ni) = (select_unpredictable(lt2, st, ss), select_unpredictable(lt2, i, si));
+            ss = select_unpredictable(lt, bs, ns);
+            si = select_unpredictable(lt, bi, ni);
+            bs = select_unpredictable(lt, st, bs);
+            bi = select_unpredictable(lt, i, bi);
+        }
+        // An empty FIFO's entry has stamp `u64::MAX` and frame NIL, so with every FIFO empty
+        // the best (entry 0) is NIL.
+        let b = vb[bi];
+        let second = vb[si].frame;
+        let second = if ss == u64::MAX { NIL } else { second };
+        Scan { best: b.frame, slot: b.slot, idx: bi, tail: true, any: bs != u64::MAX, second, second_stamp: ss }
+    }
+
+    /// [`Self::scan_vb`] when a FIFO's back is pinned: walks each victim block's FIFO from its
+    /// back to its first unpinned page.
+    #[cold]
+    #[inline(never)]
+    fn scan_walk<P: Pins + ?Sized>(&self, pins: &P) -> Scan {
+        let mut sc =
+            Scan { best: NIL, slot: NIL, idx: 0, tail: false, any: false, second: NIL, second_stamp: u64::MAX };
+        let mut best_stamp = u64::MAX;
         let (fr, blk) = (&self.fr, &self.blk);
-        for &s in &self.vb {
-            let t = blk[s as usize].win.tail;
+        for (i, v) in self.vb.iter().enumerate() {
+            let (s, t) = (v.slot, blk[v.slot as usize].win.tail);
             let mut f = t;
             while f != NIL {
                 sc.any = true;
                 if !pins.is_pinned(f) {
                     let stamp = fr[f as usize].stamp;
                     if stamp < best_stamp {
-                        (sc.second, second_stamp) = (sc.best, best_stamp);
+                        (sc.second, sc.second_stamp) = (sc.best, best_stamp);
                         (sc.best, best_stamp) = (f, stamp);
-                        (sc.slot, sc.tail) = (s, f == t);
-                    } else if stamp < second_stamp {
-                        (sc.second, second_stamp) = (f, stamp);
+                        (sc.slot, sc.idx, sc.tail) = (s, i, f == t);
+                    } else if stamp < sc.second_stamp {
+                        (sc.second, sc.second_stamp) = (f, stamp);
                     }
                     break;
                 }
@@ -1320,14 +1414,18 @@ impl RefCore {
     }
 
     pub(crate) fn vb_has_block(&self, block: u64) -> bool {
-        self.vb.iter().any(|&s| self.blocks.key(s) == block)
+        self.vb.iter().any(|v| self.blocks.key(v.slot) == block)
     }
 
     /// Makes block `s` a victim block (out of its count list).
     fn take(&mut self, s: u32) {
         self.unlist(s);
-        self.blk[s as usize].in_vb = true;
-        self.vb.push(s);
+        let b = &mut self.blk[s as usize];
+        b.in_vb = true;
+        b.bucket = [self.vb.len() as u32, NIL];
+        let t = b.win.tail;
+        let stamp = if t == NIL { u64::MAX } else { self.fr[t as usize].stamp };
+        self.vb.push(VbTail { stamp, frame: t, slot: s });
     }
 
     /// Selects VB anew: the `|VB|` blocks with the most pages in the window, ties to the least
@@ -1336,8 +1434,9 @@ impl RefCore {
     pub(crate) fn select_vb(&mut self, incoming: Option<u64>) {
         self.selections = self.selections.wrapping_add(1);
         for i in 0..self.vb.len() {
-            let s = self.vb[i];
+            let s = self.vb[i].slot;
             self.blk[s as usize].in_vb = false;
+            self.blk[s as usize].bucket = [NIL; 2];
             if self.blk[s as usize].count == 0 {
                 self.blocks.release(s);
             } else {
@@ -1413,16 +1512,14 @@ impl RefCore {
             return Err(EvictError::Empty);
         }
         for attempt in 0..2 {
-            let Scan { best, slot: s, tail, any, second } = self.scan_vb(pins);
+            let Scan { best, slot: s, idx, tail, any, second, second_stamp } = self.scan_vb(pins);
             if best != NIL {
                 self.evict(best, s, tail, pins, out);
-                // The next victim: the new tail of that block's FIFO or the runner-up, the
-                // older of the two (both records are in cache: the tail's was just relinked).
-                let t = self.blk[s as usize].win.tail;
-                let older = |a: FrameId, b: FrameId| {
-                    if b == NIL || (a != NIL && self.fr[a as usize].stamp < self.fr[b as usize].stamp) { a } else { b }
-                };
-                self.set_hint(older(t, second));
+                // The next victim: the new back of that block's FIFO or the runner-up, the
+                // older of the two, from their stamps as the scan and the eviction left them
+                // (`u64::MAX` for NIL: a conditional select, no frame record read).
+                let t = self.vb[idx];
+                self.set_hint(select_unpredictable(t.stamp < second_stamp, t.frame, second));
                 return Ok(());
             }
             let inc_block = self.size.block(incoming.page);
@@ -1497,6 +1594,8 @@ impl RefCore {
         b.count -= 1;
         b.win.tail = p;
         b.win.len -= 1;
+        let idx = b.bucket[0] as usize;
+        let mut stamp_p = u64::MAX;
         if p == NIL {
             b.win.head = NIL;
             // Its last page in the window: the block leaves VB at the next selection and is
@@ -1506,8 +1605,12 @@ impl RefCore {
                 self.blocks.prefetch_key(s);
             }
         } else {
-            own(h.fr, p).links[WIN][1] = NIL;
+            let rp = own(h.fr, p);
+            rp.links[WIN][1] = NIL;
+            stamp_p = rp.stamp;
         }
+        // The block's entry in VB: its new back (before a page enters, which may be its own).
+        h.vb[idx] = VbTail { stamp: stamp_p, frame: p, slot: s };
         // The page just outside the window enters it (when `f` is the boundary, that is its
         // own neighbour).
         let bd = self.boundary;
@@ -1589,7 +1692,7 @@ impl RefCore {
     }
 
     pub(crate) fn victim_blocks(&self) -> Vec<u64> {
-        let mut v: Vec<u64> = self.vb.iter().map(|&s| self.blocks.key(s)).collect();
+        let mut v: Vec<u64> = self.vb.iter().map(|v| self.blocks.key(v.slot)).collect();
         v.sort_unstable();
         v
     }
@@ -1739,13 +1842,28 @@ impl RefCore {
             if b.count == 0 && !b.in_vb {
                 return Err(format!("ref: live block {block} has no page and is not a victim block"));
             }
-            if b.in_vb != self.vb.contains(&s) {
+            if b.in_vb != self.vb.iter().any(|v| v.slot == s) {
                 return Err(format!("ref: block {block} victim flag disagrees with VB"));
             }
         }
-        if self.vb.len() > self.vb_cap || self.vb_max > self.vb_cap || self.vb.iter().any(|&s| !self.blocks.is_live(s))
+        if self.vb.len() > self.vb_cap
+            || self.vb_max > self.vb_cap
+            || self.vb.iter().any(|v| !self.blocks.is_live(v.slot))
         {
             return Err("ref: VB too large or holding a dead slot".into());
+        }
+        // Each victim block's entry: its place recorded in its block, its FIFO's back and that
+        // page's stamp as they are.
+        for (i, v) in self.vb.iter().enumerate() {
+            let b = self.blk.as_slice()[v.slot as usize];
+            let t = b.win.tail;
+            let stamp = if t == NIL { u64::MAX } else { self.fr.as_slice()[t as usize].stamp };
+            if b.bucket[0] != i as u32 || *v != (VbTail { stamp, frame: t, slot: v.slot }) {
+                return Err(format!(
+                    "ref: VB entry {i} {v:?}, but its block records place {} and its FIFO's back is {t} (stamp {stamp})",
+                    b.bucket[0]
+                ));
+            }
         }
         Ok(())
     }
@@ -2024,6 +2142,72 @@ mod tests {
             // (No tuning: |VB| and the window stay as built.)
             let r = run_selections(&mut core, cap, 8, ops.into_iter().map(|(b, o, w)| (b, o, w, u8::MAX)));
             proptest::prop_assert!(r.is_ok(), "{}", r.unwrap_err());
+        }
+    }
+
+    proptest::proptest! {
+        /// The victim scan from the FIFO backs kept in `vb` (minimum and runner-up by
+        /// conditional selects) finds what a walk of the victim blocks' FIFOs finds (the scan
+        /// as it was before the backs were kept), with no page pinned and with random pins (a
+        /// pinned back sends the scan to the walk), in every state of random requests, removals
+        /// and pins: windows of a quarter to all of the buffer (the whole-buffer window re-stamps
+        /// a back on a hit and lets the incoming page join the list), |VB| 1 to 4, BP-REF's
+        /// padding on; `check()` (which compares each entry with its FIFO) after every step.
+        #[test]
+        fn vb_backs_scan_like_the_walk(
+            quarters in 1usize..=4,
+            vb in 1u32..5,
+            ops in proptest::collection::vec((0u64..14, 0u64..4, proptest::bool::ANY, 0u8..10), 1..800),
+        ) {
+            use std::collections::HashMap;
+            let cap = 24;
+            let mut core = RefCore::new(cap, quarters as f64 / 4.0, vb, 4, Some(0.5));
+            let (mut table, mut free): (HashMap<u64, FrameId>, Vec<FrameId>) =
+                (HashMap::new(), (0..cap as u32).collect());
+            let (mut pinned, none) = (vec![false; cap], vec![false; cap]);
+            let mut ev = Evictions::default();
+            for (t, (block, off, write, op)) in ops.into_iter().enumerate() {
+                let page = block * 4 + off;
+                let kind = if write { crate::AccessKind::Write } else { crate::AccessKind::Read };
+                let access = Access::new(page, kind, t as u64);
+                match (table.get(&page).copied(), op) {
+                    (Some(f), 0) => pinned[f as usize] = !pinned[f as usize],
+                    (Some(f), 1) if !pinned[f as usize] => {
+                        core.remove(f);
+                        table.remove(&page);
+                        free.push(f);
+                    }
+                    (Some(f), _) => core.on_hit(f, &access),
+                    (None, _) => {
+                        if free.is_empty() {
+                            ev.clear();
+                            if core.victims(&access, &pinned[..], &mut ev).is_err() {
+                                continue;
+                            }
+                            if ev.bypass {
+                                continue;
+                            }
+                            table.retain(|_, f| !ev.victims.contains(f));
+                            free.extend_from_slice(&ev.victims);
+                        }
+                        let f = free.pop().unwrap();
+                        table.insert(page, f);
+                        core.on_insert(f, &access);
+                    }
+                }
+                let r = core.check();
+                proptest::prop_assert!(r.is_ok(), "step {}: {}", t, r.unwrap_err());
+                // (With no victim found, the block and place are not answers.)
+                let norm = |s: Scan| if s.best == NIL { Scan { slot: NIL, idx: 0, tail: false, ..s } } else { s };
+                proptest::prop_assert_eq!(norm(core.scan_vb(&NoPins)), norm(core.scan_walk(&NoPins)), "step {}", t);
+                proptest::prop_assert_eq!(norm(core.scan_vb(&none[..])), norm(core.scan_walk(&none[..])), "step {}", t);
+                proptest::prop_assert_eq!(
+                    norm(core.scan_vb(&pinned[..])),
+                    norm(core.scan_walk(&pinned[..])),
+                    "step {}, pins",
+                    t
+                );
+            }
         }
     }
 
