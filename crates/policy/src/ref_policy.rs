@@ -1071,10 +1071,18 @@ impl RefCore {
     fn vb_sync(&mut self, s: u32) {
         let b = self.blk[s as usize];
         if b.in_vb {
-            let t = b.win.tail;
-            let stamp = if t == NIL { u64::MAX } else { self.fr[t as usize].stamp };
-            self.vb[b.bucket[0] as usize] = VbTail { stamp, frame: t, slot: s };
+            self.vb[b.bucket[0] as usize] = self.vb_entry(s);
         }
+    }
+
+    /// What block `s`'s entry in `vb` holds, read from its records: its FIFO's back and that
+    /// page's stamp (NIL and `u64::MAX` when the FIFO is empty). The hot paths write the same
+    /// from the records they already hold; `check` compares every entry with this.
+    #[inline(always)]
+    fn vb_entry(&self, s: u32) -> VbTail {
+        let t = self.blk[s as usize].win.tail;
+        let stamp = if t == NIL { u64::MAX } else { self.fr[t as usize].stamp };
+        VbTail { stamp, frame: t, slot: s }
     }
 
     /// Takes `f` out of the window (before it is unlinked from the LRU list); the page just
@@ -1423,9 +1431,8 @@ impl RefCore {
         let b = &mut self.blk[s as usize];
         b.in_vb = true;
         b.bucket = [self.vb.len() as u32, NIL];
-        let t = b.win.tail;
-        let stamp = if t == NIL { u64::MAX } else { self.fr[t as usize].stamp };
-        self.vb.push(VbTail { stamp, frame: t, slot: s });
+        let e = self.vb_entry(s);
+        self.vb.push(e);
     }
 
     /// Selects VB anew: the `|VB|` blocks with the most pages in the window, ties to the least
@@ -1855,13 +1862,11 @@ impl RefCore {
         // Each victim block's entry: its place recorded in its block, its FIFO's back and that
         // page's stamp as they are.
         for (i, v) in self.vb.iter().enumerate() {
-            let b = self.blk.as_slice()[v.slot as usize];
-            let t = b.win.tail;
-            let stamp = if t == NIL { u64::MAX } else { self.fr.as_slice()[t as usize].stamp };
-            if b.bucket[0] != i as u32 || *v != (VbTail { stamp, frame: t, slot: v.slot }) {
+            let place = self.blk.as_slice()[v.slot as usize].bucket[0];
+            let want = self.vb_entry(v.slot);
+            if place != i as u32 || *v != want {
                 return Err(format!(
-                    "ref: VB entry {i} {v:?}, but its block records place {} and its FIFO's back is {t} (stamp {stamp})",
-                    b.bucket[0]
+                    "ref: VB entry {i} {v:?}, but its block records place {place} and its FIFO gives {want:?}"
                 ));
             }
         }
