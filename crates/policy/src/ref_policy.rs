@@ -124,7 +124,7 @@ use crate::blocks::{
     prefetch, unlink, walk,
 };
 use crate::params::{ParamDoc, PolicyParams, fmt_float, parse_fraction, parse_int};
-use crate::recs::{Recs, hint_line, own};
+use crate::recs::{Recs, hint_line, own, own_ref};
 use crate::replacer::{Access, BlockPad, EvictError, Evictions, FrameId, NIL, NoPins, Pins, Replacer};
 use std::hint::select_unpredictable;
 
@@ -909,25 +909,22 @@ impl RefCore {
         }
         let n_of = |ch: u32| if ch == bag.head { head_n } else { CHUNK };
         let newest = |oldest: &Vec<(u64, u32)>| if oldest.len() < keep { u64::MAX } else { oldest[keep - 1].0 };
-        // Best first: each round drops the chunks whose bound is no longer below the newest
-        // member kept, and reads the one with the lowest bound.
+        // Best first: each round reads the chunk with the lowest bound below the newest member
+        // kept (a pass of conditional selects: the bounds are random), its bound in `cand` then
+        // raised to `u64::MAX` so that no later round takes it again.
+        let cand = &mut cand[..m];
         loop {
-            let below = newest(oldest);
-            let (mut j, mut low, mut at) = (0, below, usize::MAX);
-            for i in 0..m {
-                let e = cand[i];
-                cand[j] = e;
-                if e.0 < low {
-                    (low, at) = (e.0, j);
-                }
-                j += usize::from(e.0 < below);
+            let (mut low, mut at) = (newest(oldest), usize::MAX);
+            for (i, &(min, _)) in cand.iter().enumerate() {
+                let lt = min < low;
+                low = select_unpredictable(lt, min, low);
+                at = select_unpredictable(lt, i, at);
             }
             if at == usize::MAX {
                 break;
             }
             let read = cand[at].1;
-            cand[at] = cand[j - 1];
-            m = j - 1;
+            cand[at].0 = u64::MAX;
             Self::read_chunk(chunks, meta, blk, read, n_of(read), keep, skip, oldest);
         }
         // The chunks beyond the first `SCAN_CHUNKS`, in list order.
@@ -1490,6 +1487,11 @@ impl RefCore {
                 let mut oldest = std::mem::take(&mut self.oldest);
                 oldest.clear();
                 self.oldest_in_bag(c as usize, keep, inc_slot, &mut oldest);
+                // Each block taken reads its FIFO's back (for its `vb` entry): random frame
+                // records, fetched together first (a hint only).
+                for &(_, s) in &oldest {
+                    hint_line(&self.fr.0, own_ref(&self.blk.0, s as usize).win.tail as usize);
+                }
                 for &(_, s) in &oldest {
                     self.take(s);
                 }
