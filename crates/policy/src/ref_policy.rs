@@ -124,7 +124,7 @@ use crate::blocks::{
     prefetch, unlink, walk,
 };
 use crate::params::{ParamDoc, PolicyParams, fmt_float, parse_fraction, parse_int};
-use crate::recs::{Recs, hint_line, own, own_ref};
+use crate::recs::{Recs, hint_line, own};
 use crate::replacer::{Access, BlockPad, EvictError, Evictions, FrameId, NIL, NoPins, Pins, Replacer};
 use std::hint::select_unpredictable;
 
@@ -880,7 +880,8 @@ impl RefCore {
         if bag.len == 0 || keep == 0 {
             return;
         }
-        let (chunks, meta, blk) = (self.chunks.as_slice(), &mut self.meta.0[..], self.blk.as_slice());
+        let (chunks, meta, blk, fr) =
+            (self.chunks.as_slice(), &mut self.meta.0[..], self.blk.as_slice(), self.fr.as_slice());
         let head_n = (bag.len as usize - 1) % CHUNK + 1;
         if keep >= bag.len as usize {
             // Every member but `skip`: at most |VB| + 1, in one chunk or two.
@@ -888,7 +889,9 @@ impl RefCore {
             while ch != NIL {
                 for &s in &crate::recs::own_ref(chunks, ch as usize).slots[..n] {
                     if s != skip {
-                        let stamp = crate::recs::own_ref(blk, s as usize).stamp;
+                        let b = crate::recs::own_ref(blk, s as usize);
+                        hint_line(fr, b.win.tail as usize);
+                        let stamp = b.stamp;
                         let at = oldest.partition_point(|&(t, _)| t < stamp);
                         oldest.insert(at, (stamp, s));
                     }
@@ -897,6 +900,13 @@ impl RefCore {
                 n = CHUNK;
             }
             return;
+        }
+        // The blocks taken will be removed from the bag, each removal moving its last member
+        // into the hole (that member's record rewritten): the last ones of the partly filled
+        // chunk, fetched now (hints only).
+        let head = crate::recs::own_ref(chunks, bag.head as usize);
+        for i in 0..keep.min(head_n) {
+            hint_line(blk, head.slots[head_n - 1 - i] as usize);
         }
         // The bounds of the first `SCAN_CHUNKS` chunks (nearly always all of them).
         let mut cand = [(0u64, 0u32); Self::SCAN_CHUNKS];
@@ -925,13 +935,13 @@ impl RefCore {
             }
             let read = cand[at].1;
             cand[at].0 = u64::MAX;
-            Self::read_chunk(chunks, meta, blk, read, n_of(read), keep, skip, oldest);
+            Self::read_chunk(chunks, meta, blk, fr, read, n_of(read), keep, skip, oldest);
         }
         // The chunks beyond the first `SCAN_CHUNKS`, in list order.
         while ch != NIL {
             let &ChunkMeta { min, next } = crate::recs::own_ref(meta, ch as usize);
             if min < newest(oldest) {
-                Self::read_chunk(chunks, meta, blk, ch, CHUNK, keep, skip, oldest);
+                Self::read_chunk(chunks, meta, blk, fr, ch, CHUNK, keep, skip, oldest);
             }
             ch = next;
         }
@@ -953,6 +963,7 @@ impl RefCore {
         chunks: &[Chunk],
         meta: &mut [ChunkMeta],
         blk: &[Block],
+        fr: &[Frame],
         ch: u32,
         n: usize,
         keep: usize,
@@ -979,6 +990,8 @@ impl RefCore {
                         *m = (*m).min(t);
                     }
                 }
+                // A block kept is likely taken: its FIFO's back is read then (for its `vb` entry).
+                hint_line(fr, crate::recs::own_ref(blk, s as usize).win.tail as usize);
                 let at = oldest.partition_point(|&(t, _)| t < stamp);
                 oldest.insert(at, (stamp, s));
             } else {
@@ -1487,11 +1500,6 @@ impl RefCore {
                 let mut oldest = std::mem::take(&mut self.oldest);
                 oldest.clear();
                 self.oldest_in_bag(c as usize, keep, inc_slot, &mut oldest);
-                // Each block taken reads its FIFO's back (for its `vb` entry): random frame
-                // records, fetched together first (a hint only).
-                for &(_, s) in &oldest {
-                    hint_line(&self.fr.0, own_ref(&self.blk.0, s as usize).win.tail as usize);
-                }
                 for &(_, s) in &oldest {
                     self.take(s);
                 }
