@@ -777,6 +777,7 @@ impl RefCore {
                     if self.boundary == NIL { self.lru.tail } else { self.fr[self.boundary as usize].links[LRU][0] };
                 self.boundary = e;
                 self.enter(e);
+                self.prefetch_entering(e);
             }
         }
         while self.w > w {
@@ -786,6 +787,7 @@ impl RefCore {
                 let f = self.boundary;
                 self.boundary = self.fr[f as usize].links[LRU][1];
                 self.leave(f);
+                self.prefetch_leaving(self.boundary);
             }
         }
     }
@@ -1145,6 +1147,36 @@ impl RefCore {
         let r2 = &self.fr[n2 as usize];
         prefetch(self.blk.as_slice(), r2.slot as usize);
         prefetch(self.fr.as_slice(), r2.links[LRU][0] as usize);
+    }
+
+    /// Prefetches what the next pages to leave the window at its MRU end will touch while the
+    /// window shrinks ([`Self::set_window`]), `n1` leaving next (the pages leave in MRU-to-LRU
+    /// order): staged as [`Self::prefetch_entering`] is, the record of the page after the next
+    /// two, the block record of the one after `n1`, and `n1`'s FIFO neighbours and place in
+    /// its count list. Hints only.
+    #[inline(always)]
+    fn prefetch_leaving(&self, n1: FrameId) {
+        if n1 == NIL {
+            return;
+        }
+        let r1 = &self.fr[n1 as usize];
+        let n2 = r1.links[LRU][1];
+        prefetch(self.fr.as_slice(), r1.links[WIN][0] as usize);
+        prefetch(self.fr.as_slice(), r1.links[WIN][1] as usize);
+        if let Some(b1) = self.blk.as_slice().get(r1.slot as usize) {
+            if b1.inner {
+                prefetch(self.blk.as_slice(), b1.bucket[0] as usize);
+                prefetch(self.blk.as_slice(), b1.bucket[1] as usize);
+            } else {
+                prefetch(self.chunks.as_slice(), b1.bucket[0] as usize);
+            }
+        }
+        if n2 == NIL {
+            return;
+        }
+        let r2 = &self.fr[n2 as usize];
+        prefetch(self.blk.as_slice(), r2.slot as usize);
+        prefetch(self.fr.as_slice(), r2.links[LRU][1] as usize);
     }
 
     /// Records the page the next eviction will most likely take, and prefetches what evicting it
