@@ -867,9 +867,12 @@ impl RefCore {
     /// chunks are read best first (most of the adaptive REF's selections pass over bags of
     /// hundreds of blocks): a pass over the chunk list reads the bounds only ([`ChunkMeta`],
     /// of the first [`Self::SCAN_CHUNKS`] chunks), then each round reads the chunk with the lowest
-    /// bound below the newest member kept so far (any, until `keep` are kept) and drops the
-    /// chunks whose bound is not below it, until none is left: a chunk whose bound is no lower
-    /// than the newest member kept holds no member older than those kept (stamps are distinct).
+    /// bound below the newest member kept so far (any, until `keep` are kept; a pass of
+    /// conditional selects over the bounds, a chunk read marked by raising its copied bound to
+    /// `u64::MAX`), until none is below: a chunk whose bound is no lower than the newest member
+    /// kept holds no member older than those kept (stamps are distinct). The blocks' records
+    /// that the caller's takes will read (the kept blocks' FIFO backs, the bag's last members)
+    /// are prefetched on the way.
     /// Chunks beyond the first `SCAN_CHUNKS` are then read in list order, each if its bound is
     /// below the newest member kept.
     /// A chunk read gets as its bound the oldest latest access among its members that stay in
