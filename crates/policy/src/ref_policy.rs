@@ -777,6 +777,7 @@ impl RefCore {
                     if self.boundary == NIL { self.lru.tail } else { self.fr[self.boundary as usize].links[LRU][0] };
                 self.boundary = e;
                 self.enter(e);
+                self.prefetch_entering(e);
             }
         }
         while self.w > w {
@@ -786,6 +787,7 @@ impl RefCore {
                 let f = self.boundary;
                 self.boundary = self.fr[f as usize].links[LRU][1];
                 self.leave(f);
+                self.prefetch_leaving(self.boundary);
             }
         }
     }
@@ -865,9 +867,12 @@ impl RefCore {
     /// chunks are read best first (most of the adaptive REF's selections pass over bags of
     /// hundreds of blocks): a pass over the chunk list reads the bounds only ([`ChunkMeta`],
     /// of the first [`Self::SCAN_CHUNKS`] chunks), then each round reads the chunk with the lowest
-    /// bound below the newest member kept so far (any, until `keep` are kept) and drops the
-    /// chunks whose bound is not below it, until none is left: a chunk whose bound is no lower
-    /// than the newest member kept holds no member older than those kept (stamps are distinct).
+    /// bound below the newest member kept so far (any, until `keep` are kept; a pass of
+    /// conditional selects over the bounds, a chunk read marked by raising its copied bound to
+    /// `u64::MAX`), until none is below: a chunk whose bound is no lower than the newest member
+    /// kept holds no member older than those kept (stamps are distinct). The blocks' records
+    /// that the caller's takes will read (the kept blocks' FIFO backs, the bag's last members)
+    /// are prefetched on the way.
     /// Chunks beyond the first `SCAN_CHUNKS` are then read in list order, each if its bound is
     /// below the newest member kept.
     /// A chunk read gets as its bound the oldest latest access among its members that stay in
@@ -880,7 +885,8 @@ impl RefCore {
         if bag.len == 0 || keep == 0 {
             return;
         }
-        let (chunks, meta, blk) = (self.chunks.as_slice(), &mut self.meta.0[..], self.blk.as_slice());
+        let (chunks, meta, blk, fr) =
+            (self.chunks.as_slice(), &mut self.meta.0[..], self.blk.as_slice(), self.fr.as_slice());
         let head_n = (bag.len as usize - 1) % CHUNK + 1;
         if keep >= bag.len as usize {
             // Every member but `skip`: at most |VB| + 1, in one chunk or two.
@@ -888,7 +894,9 @@ impl RefCore {
             while ch != NIL {
                 for &s in &crate::recs::own_ref(chunks, ch as usize).slots[..n] {
                     if s != skip {
-                        let stamp = crate::recs::own_ref(blk, s as usize).stamp;
+                        let b = crate::recs::own_ref(blk, s as usize);
+                        hint_line(fr, b.win.tail as usize);
+                        let stamp = b.stamp;
                         let at = oldest.partition_point(|&(t, _)| t < stamp);
                         oldest.insert(at, (stamp, s));
                     }
@@ -897,6 +905,13 @@ impl RefCore {
                 n = CHUNK;
             }
             return;
+        }
+        // The blocks taken will be removed from the bag, each removal moving its last member
+        // into the hole (that member's record rewritten): the last ones of the partly filled
+        // chunk, fetched now (hints only).
+        let head = crate::recs::own_ref(chunks, bag.head as usize);
+        for i in 0..keep.min(head_n) {
+            hint_line(blk, head.slots[head_n - 1 - i] as usize);
         }
         // The bounds of the first `SCAN_CHUNKS` chunks (nearly always all of them).
         let mut cand = [(0u64, 0u32); Self::SCAN_CHUNKS];
@@ -909,32 +924,29 @@ impl RefCore {
         }
         let n_of = |ch: u32| if ch == bag.head { head_n } else { CHUNK };
         let newest = |oldest: &Vec<(u64, u32)>| if oldest.len() < keep { u64::MAX } else { oldest[keep - 1].0 };
-        // Best first: each round drops the chunks whose bound is no longer below the newest
-        // member kept, and reads the one with the lowest bound.
+        // Best first: each round reads the chunk with the lowest bound below the newest member
+        // kept (a pass of conditional selects: the bounds are random), its bound in `cand` then
+        // raised to `u64::MAX` so that no later round takes it again.
+        let cand = &mut cand[..m];
         loop {
-            let below = newest(oldest);
-            let (mut j, mut low, mut at) = (0, below, usize::MAX);
-            for i in 0..m {
-                let e = cand[i];
-                cand[j] = e;
-                if e.0 < low {
-                    (low, at) = (e.0, j);
-                }
-                j += usize::from(e.0 < below);
+            let (mut low, mut at) = (newest(oldest), usize::MAX);
+            for (i, &(min, _)) in cand.iter().enumerate() {
+                let lt = min < low;
+                low = select_unpredictable(lt, min, low);
+                at = select_unpredictable(lt, i, at);
             }
             if at == usize::MAX {
                 break;
             }
             let read = cand[at].1;
-            cand[at] = cand[j - 1];
-            m = j - 1;
-            Self::read_chunk(chunks, meta, blk, read, n_of(read), keep, skip, oldest);
+            cand[at].0 = u64::MAX;
+            Self::read_chunk(chunks, meta, blk, fr, read, n_of(read), keep, skip, oldest);
         }
         // The chunks beyond the first `SCAN_CHUNKS`, in list order.
         while ch != NIL {
             let &ChunkMeta { min, next } = crate::recs::own_ref(meta, ch as usize);
             if min < newest(oldest) {
-                Self::read_chunk(chunks, meta, blk, ch, CHUNK, keep, skip, oldest);
+                Self::read_chunk(chunks, meta, blk, fr, ch, CHUNK, keep, skip, oldest);
             }
             ch = next;
         }
@@ -956,6 +968,7 @@ impl RefCore {
         chunks: &[Chunk],
         meta: &mut [ChunkMeta],
         blk: &[Block],
+        fr: &[Frame],
         ch: u32,
         n: usize,
         keep: usize,
@@ -982,6 +995,8 @@ impl RefCore {
                         *m = (*m).min(t);
                     }
                 }
+                // A block kept is likely taken: its FIFO's back is read then (for its `vb` entry).
+                hint_line(fr, crate::recs::own_ref(blk, s as usize).win.tail as usize);
                 let at = oldest.partition_point(|&(t, _)| t < stamp);
                 oldest.insert(at, (stamp, s));
             } else {
@@ -1135,6 +1150,36 @@ impl RefCore {
         let r2 = &self.fr[n2 as usize];
         prefetch(self.blk.as_slice(), r2.slot as usize);
         prefetch(self.fr.as_slice(), r2.links[LRU][0] as usize);
+    }
+
+    /// Prefetches what the next pages to leave the window at its MRU end will touch while the
+    /// window shrinks ([`Self::set_window`]), `n1` leaving next (the pages leave in MRU-to-LRU
+    /// order): staged as [`Self::prefetch_entering`] is, the record of the page after the next
+    /// two, the block record of the one after `n1`, and `n1`'s FIFO neighbours and place in
+    /// its count list. Hints only.
+    #[inline(always)]
+    fn prefetch_leaving(&self, n1: FrameId) {
+        if n1 == NIL {
+            return;
+        }
+        let r1 = &self.fr[n1 as usize];
+        let n2 = r1.links[LRU][1];
+        prefetch(self.fr.as_slice(), r1.links[WIN][0] as usize);
+        prefetch(self.fr.as_slice(), r1.links[WIN][1] as usize);
+        if let Some(b1) = self.blk.as_slice().get(r1.slot as usize) {
+            if b1.inner {
+                prefetch(self.blk.as_slice(), b1.bucket[0] as usize);
+                prefetch(self.blk.as_slice(), b1.bucket[1] as usize);
+            } else {
+                prefetch(self.chunks.as_slice(), b1.bucket[0] as usize);
+            }
+        }
+        if n2 == NIL {
+            return;
+        }
+        let r2 = &self.fr[n2 as usize];
+        prefetch(self.blk.as_slice(), r2.slot as usize);
+        prefetch(self.fr.as_slice(), r2.links[LRU][1] as usize);
     }
 
     /// Records the page the next eviction will most likely take, and prefetches what evicting it
