@@ -1134,22 +1134,11 @@ impl RefCore {
             return;
         }
         let r1 = &self.fr[n1 as usize];
-        let n2 = r1.links[LRU][0];
         if let Some(b1) = self.blk.as_slice().get(r1.slot as usize) {
             prefetch(self.fr.as_slice(), b1.win.head as usize);
-            if b1.inner {
-                prefetch(self.blk.as_slice(), b1.bucket[0] as usize);
-                prefetch(self.blk.as_slice(), b1.bucket[1] as usize);
-            } else {
-                prefetch(self.chunks.as_slice(), b1.bucket[0] as usize);
-            }
+            self.prefetch_list_place(b1);
         }
-        if n2 == NIL {
-            return;
-        }
-        let r2 = &self.fr[n2 as usize];
-        prefetch(self.blk.as_slice(), r2.slot as usize);
-        prefetch(self.fr.as_slice(), r2.links[LRU][0] as usize);
+        self.prefetch_next_two::<0>(r1.links[LRU][0]);
     }
 
     /// Prefetches what the next pages to leave the window at its MRU end will touch while the
@@ -1163,23 +1152,37 @@ impl RefCore {
             return;
         }
         let r1 = &self.fr[n1 as usize];
-        let n2 = r1.links[LRU][1];
         prefetch(self.fr.as_slice(), r1.links[WIN][0] as usize);
         prefetch(self.fr.as_slice(), r1.links[WIN][1] as usize);
         if let Some(b1) = self.blk.as_slice().get(r1.slot as usize) {
-            if b1.inner {
-                prefetch(self.blk.as_slice(), b1.bucket[0] as usize);
-                prefetch(self.blk.as_slice(), b1.bucket[1] as usize);
-            } else {
-                prefetch(self.chunks.as_slice(), b1.bucket[0] as usize);
-            }
+            self.prefetch_list_place(b1);
         }
+        self.prefetch_next_two::<1>(r1.links[LRU][1]);
+    }
+
+    /// Prefetches block record `b`'s place in its count list: its two neighbours in an `inner`
+    /// list, or its chunk of an `outer` bag. A hint only.
+    #[inline(always)]
+    fn prefetch_list_place(&self, b: &Block) {
+        if b.inner {
+            prefetch(self.blk.as_slice(), b.bucket[0] as usize);
+            prefetch(self.blk.as_slice(), b.bucket[1] as usize);
+        } else {
+            prefetch(self.chunks.as_slice(), b.bucket[0] as usize);
+        }
+    }
+
+    /// The later stages of a walk's prefetch ([`Self::prefetch_entering`],
+    /// [`Self::prefetch_leaving`]): page `n2`'s block record and the record of the page after it
+    /// along the LRU list, towards the MRU end (`DIR` = 0) or the LRU end (`DIR` = 1). A hint only.
+    #[inline(always)]
+    fn prefetch_next_two<const DIR: usize>(&self, n2: FrameId) {
         if n2 == NIL {
             return;
         }
         let r2 = &self.fr[n2 as usize];
         prefetch(self.blk.as_slice(), r2.slot as usize);
-        prefetch(self.fr.as_slice(), r2.links[LRU][1] as usize);
+        prefetch(self.fr.as_slice(), r2.links[LRU][DIR] as usize);
     }
 
     /// Records the page the next eviction will most likely take, and prefetches what evicting it
