@@ -596,6 +596,12 @@ struct Scan {
     second_stamp: u64,
 }
 
+impl Scan {
+    /// Nothing found: no victim block has an unpinned page in the window.
+    const NONE: Scan =
+        Scan { best: NIL, slot: NIL, idx: 0, tail: false, any: false, second: NIL, second_stamp: u64::MAX };
+}
+
 /// A victim block and the back of its in-window FIFO (the LRU-most page of the block inside the
 /// window, its candidate victim) with that page's stamp; NIL and `u64::MAX` when the block has
 /// no page in the window. Kept exact on every change of a victim block's FIFO back (an eviction,
@@ -1414,7 +1420,7 @@ impl RefCore {
     fn scan_vb<P: Pins + ?Sized>(&self, pins: &P) -> Scan {
         let vb = &self.vb[..];
         if vb.is_empty() {
-            return Scan { best: NIL, slot: NIL, idx: 0, tail: false, any: false, second: NIL, second_stamp: u64::MAX };
+            return Scan::NONE;
         }
         if vb.iter().any(|v| v.frame != NIL && pins.is_pinned(v.frame)) {
             return self.scan_walk(pins);
@@ -1443,8 +1449,7 @@ impl RefCore {
     #[cold]
     #[inline(never)]
     fn scan_walk<P: Pins + ?Sized>(&self, pins: &P) -> Scan {
-        let mut sc =
-            Scan { best: NIL, slot: NIL, idx: 0, tail: false, any: false, second: NIL, second_stamp: u64::MAX };
+        let mut sc = Scan::NONE;
         let mut best_stamp = u64::MAX;
         let (fr, blk) = (&self.fr, &self.blk);
         for (i, v) in self.vb.iter().enumerate() {
